@@ -1,0 +1,63 @@
+# make run   : set up from nothing, land the sample data, dbt build, show the result tables
+# make test  : what CI runs (.ci/run): ruff, pytest, dbt build on the sample data, sqlfluff
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DELTA_JARS := jars/lib/.fetched
+
+export DBT_PROFILES_DIR := $(CURDIR)/profiles
+export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
+export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
+
+.PHONY: help setup jars sample-data land build run test test-python test-dbt lint test-cluster clean
+
+help:
+	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
+	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
+	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
+
+$(BIN)/dbt: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# compat mode puts the project root on sys.path, where dbt finds the dbt_cdc_udfs plugin module
+	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	touch $@
+
+$(DELTA_JARS): jars/pom.xml
+	cd jars && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime -DincludeGroupIds=io.delta
+	touch $@
+
+setup: $(BIN)/dbt $(DELTA_JARS)
+
+jars: $(DELTA_JARS)
+
+sample-data: setup
+	$(BIN)/python sample_data/generate.py
+
+land: setup
+	$(BIN)/python sample_data/land_samples.py
+
+build: setup
+	$(BIN)/dbt seed
+	$(BIN)/dbt build
+
+run: setup land build
+	$(BIN)/python sample_data/show_results.py
+
+test: lint test-python
+
+lint: setup
+	$(BIN)/ruff check python_udfs tests/python sample_data dbt_cdc_udfs.py
+	$(BIN)/sqlfluff lint models macros tests/generic
+
+test-python: setup
+	$(BIN)/pytest -q
+
+test-cluster: setup
+	$(BIN)/pytest -q -m cluster
+
+clean:
+	rm -rf warehouse target logs

@@ -1,0 +1,31 @@
+"""dbt plugin: every dbt command that opens a Spark session finds the project's UDFs registered in it.
+
+dbt imports top-level modules named ``dbt_*`` and initializes the plugins they list. Initializing
+must not start Spark (``dbt parse``, ``ls`` and ``compile`` never open a connection), so the plugin only
+wraps dbt-spark's session cursor: the first statement dbt executes creates the session from the
+profile's server_side_parameters, as dbt-spark would, and prepares it (python_udfs.session).
+"""
+
+from dbt.plugins.manager import dbtPlugin
+
+
+class CdcUdfPlugin(dbtPlugin):
+    def initialize(self) -> None:
+        from dbt.adapters.spark import session as dbt_spark_session
+
+        cursor = dbt_spark_session.Cursor
+        if getattr(cursor.execute, "prepares_cdc_session", False):
+            return
+        execute = cursor.execute
+
+        def execute_in_prepared_session(self, sql, *parameters):
+            from python_udfs.session import open_session
+
+            open_session(self.server_side_parameters)
+            return execute(self, sql, *parameters)
+
+        execute_in_prepared_session.prepares_cdc_session = True
+        cursor.execute = execute_in_prepared_session
+
+
+plugins = [CdcUdfPlugin]

@@ -1,0 +1,50 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append'
+    )
+}}
+
+{#- Every staging model of a source format contributes its quarantined messages. -#}
+{%- set format_messages = [
+    ref('stg_huawei_drs_json__messages'),
+] -%}
+
+with
+
+new_quarantined as (
+    {% for messages in format_messages %}
+        select
+            topic,
+            kafka_partition,
+            kafka_offset,
+            source_format,
+            quarantine_reason as reason,
+            raw_value,
+            ingested_at
+        from {{ messages }}
+        where
+            quarantine_reason is not null
+            {% if is_incremental() %}
+                and ingested_at >= ({{ lookback_start('ingested_at') }})
+            {% endif %}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+)
+
+select
+    new_quarantined.topic,
+    new_quarantined.kafka_partition,
+    new_quarantined.kafka_offset,
+    new_quarantined.source_format,
+    new_quarantined.reason,
+    new_quarantined.raw_value,
+    new_quarantined.ingested_at
+from new_quarantined
+{% if is_incremental() %}
+    left anti join {{ this }} as known
+        on
+            new_quarantined.topic = known.topic
+            and new_quarantined.kafka_partition = known.kafka_partition
+            and new_quarantined.kafka_offset = known.kafka_offset
+{% endif %}

@@ -1,0 +1,22 @@
+"""The landing table: raw messages shaped like Kafka records, declared to dbt as source landing.cdc_raw."""
+
+from pyspark.sql import SparkSession
+
+LANDING_SCHEMA = "landing"
+LANDING_TABLE = f"{LANDING_SCHEMA}.cdc_raw"
+LANDING_COLUMNS = (
+    ("source_format", "string"),
+    ("topic", "string"),
+    ("kafka_partition", "int"),
+    ("kafka_offset", "bigint"),
+    ("kafka_key", "binary"),
+    ("value", "binary"),
+    ("kafka_timestamp", "timestamp"),
+    ("ingested_at", "timestamp"),
+)
+
+
+def ensure_landing_table(spark: SparkSession) -> None:
+    columns = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {LANDING_SCHEMA}")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {LANDING_TABLE} ({columns}) USING delta")

@@ -1,0 +1,94 @@
+"""The Spark session dbt and cdc-land share: created from the dbt profile's settings, then prepared
+(project UDFs registered, the UDF package shipped to a cluster, the landing table created)."""
+
+import glob
+import os
+import sys
+import tempfile
+import threading
+import weakref
+import zipfile
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from python_udfs.landing_table import ensure_landing_table
+from python_udfs.spark_udfs import register_udfs
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+PROFILE_NAME = "cdc_lakehouse"
+
+_prepared: "weakref.WeakSet[SparkSession]" = weakref.WeakSet()
+_lock = threading.Lock()
+
+
+def open_session(server_side_parameters: Mapping[str, str]) -> SparkSession:
+    """Get or create the session exactly as dbt-spark's session method does, then prepare it once."""
+    # Python workers must run the interpreter that has this package and pyarrow installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.enableHiveSupport()
+    for key, value in _with_jar_globs_expanded(server_side_parameters).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    with _lock:
+        if spark not in _prepared:
+            _prepare(spark)
+            _prepared.add(spark)
+    return spark
+
+
+def _with_jar_globs_expanded(settings: Mapping[str, str]) -> dict[str, str]:
+    """Spark puts a spark.jars glob on the driver's class path but cannot ship it to executors."""
+    settings = dict(settings)
+    jars: list[str] = []
+    for pattern in filter(None, settings.get("spark.jars", "").split(",")):
+        matches = sorted(glob.glob(pattern.strip())) if glob.has_magic(pattern) else [pattern.strip()]
+        if not matches:
+            raise FileNotFoundError(f"spark.jars: no jar matches {pattern} (run `make jars`)")
+        jars.extend(matches)
+    if jars:
+        settings["spark.jars"] = ",".join(jars)
+    return settings
+
+
+def _prepare(spark: SparkSession) -> None:
+    if not spark.sparkContext.master.startswith("local"):
+        spark.sparkContext.addPyFile(str(_package_zip()))
+    register_udfs(spark)
+    ensure_landing_table(spark)
+
+
+def _package_zip() -> Path:
+    """python_udfs as a zip for executors that do not have the package installed."""
+    package = Path(__file__).resolve().parent
+    target = Path(tempfile.mkdtemp(prefix="cdc-udfs-")) / "python_udfs.zip"
+    with zipfile.ZipFile(target, "w") as archive:
+        for path in package.rglob("*.py"):
+            archive.write(path, path.relative_to(package.parent))
+    return target
+
+
+def profile_spark_settings(target: str | None = None, profiles_dir: str | None = None) -> dict[str, str]:
+    """The rendered server_side_parameters of a target of the project's dbt profile."""
+    from dbt.adapters.factory import load_plugin
+    from dbt.config.profile import Profile, read_profile
+    from dbt.config.renderer import ProfileRenderer
+    from dbt.flags import set_from_args
+    from dbt_common.context import set_invocation_context
+
+    profiles_dir = profiles_dir or os.environ.get("DBT_PROFILES_DIR") or str(PROJECT_DIR / "profiles")
+    set_invocation_context(os.environ)
+    set_from_args(_NoArgs(), {})
+    load_plugin("spark")
+    profile = Profile.from_raw_profiles(
+        read_profile(profiles_dir), PROFILE_NAME, ProfileRenderer({}), target_override=target
+    )
+    return dict(profile.credentials.server_side_parameters)
+
+
+class _NoArgs:
+    """dbt's global flags, left at their defaults."""
+
+    def __getattr__(self, name: str) -> None:
+        return None

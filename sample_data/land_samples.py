@@ -1,0 +1,27 @@
+"""Lands every file under sample_data/<format>/ with cdc-land's loader, one topic per file.
+
+Each file lands from offset 0, so landing the samples again is a redelivery and adds nothing.
+"""
+
+import sys
+from pathlib import Path
+
+from python_udfs.formats import SOURCE_FORMATS
+from python_udfs.landing import land, read_messages
+from python_udfs.session import open_session, profile_spark_settings
+
+SAMPLE_DIR = Path(__file__).resolve().parent
+
+
+def main() -> int:
+    spark = open_session(profile_spark_settings())
+    for source_format in SOURCE_FORMATS:
+        for path in sorted((SAMPLE_DIR / source_format).glob("*")):
+            topic = f"{source_format}.{path.stem.removesuffix('.jsonl')}"
+            result = land(spark, source_format, topic, 0, read_messages([path]), first_offset=0)
+            print(f"{path.relative_to(SAMPLE_DIR)}: {result.landed} landed, {result.redeliveries} already there")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
