@@ -5,10 +5,19 @@
 #}
 {% macro java_byte_list_to_base64(value) %}
     coalesce(
-        base64(unhex(concat_ws('', transform(
-            from_json({{ value }}, 'array<int>'),
+        {{ unchunked_base64("unhex(concat_ws('', transform(
+            from_json(" ~ value ~ ", 'array<int>'),
             byte_value -> lpad(hex(byte_value & 255), 2, '0')
-        )))),
+        )))") }},
         {{ value }}
     )
+{% endmacro %}
+
+
+{#
+    base64 on one line: Spark's base64() breaks its output into MIME lines of 76 characters
+    unless spark.sql.chunkBase64String.enabled is false, which this must not depend on.
+#}
+{% macro unchunked_base64(binary_value) %}
+    regexp_replace(base64({{ binary_value }}), '[\\r\\n]', '')
 {% endmacro %}

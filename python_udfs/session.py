@@ -53,6 +53,7 @@ def _with_jar_globs_expanded(settings: Mapping[str, str]) -> dict[str, str]:
 
 
 def _prepare(spark: SparkSession) -> None:
+    spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "ERROR"))
     if not spark.sparkContext.master.startswith("local"):
         spark.sparkContext.addPyFile(str(_package_zip()))
     register_udfs(spark)

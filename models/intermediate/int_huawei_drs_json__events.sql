@@ -23,13 +23,13 @@ row_images as (
         image.row_index,
         image.primary_image
     from messages
-    lateral view posexplode(
-        case
-            when messages.op = 'ddl' then array(cast(null as map<string, string>))
-            when messages.op = 'd' then messages.old_rows
-            else messages.data_rows
-        end
-    ) image as row_index, primary_image
+        lateral view posexplode(
+            case
+                when messages.op = 'ddl' then array(cast(null as map <string, string>))
+                when messages.op = 'd' then messages.old_rows
+                else messages.data_rows
+            end
+        ) image as row_index, primary_image
 )
 
 select
@@ -40,9 +40,9 @@ select
     row_images.row_index,
     -- The MySQL form names no database type.
     coalesce(source_db_types.source_db_type, row_images.vendor_db_type, 'mysql') as source_db_type,
-    row_images.database_name as source_database,
-    row_images.schema_name as source_schema,
-    row_images.table_name as source_table,
+    row_images.source_database,
+    row_images.source_schema,
+    row_images.source_table,
     row_images.op,
     case
         when row_images.op = 'u'

@@ -1,6 +1,21 @@
 {{ config(materialized='view') }}
 
 -- The open, non-deleted version of every key: an SCD1 view of every source table.
-select *
+select
+    source_format,
+    source_database,
+    source_schema,
+    source_table,
+    pk,
+    row,
+    valid_from,
+    valid_to,
+    is_current,
+    is_deleted,
+    op,
+    source_seq,
+    row_index,
+    event_id,
+    scd_id
 from {{ ref('cdc_history') }}
 where is_current and not is_deleted

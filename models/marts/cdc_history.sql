@@ -27,8 +27,8 @@ row_changes as (
 versions as (
     select
         row_changes.*,
-        lead(event_ts) over key_versions as next_valid_from,
-        lead(event_id) over key_versions as next_event_id
+        lead(row_changes.event_ts) over key_versions as next_valid_from,
+        lead(row_changes.event_id) over key_versions as next_event_id
     from row_changes
     window key_versions as (
         partition by source_format, source_database, source_schema, source_table, pk
