@@ -1,5 +1,6 @@
 # make run   : set up from nothing, land the sample data, dbt build, show the result tables
-# make test  : what CI runs (.ci/run): ruff, pytest, dbt build on the sample data, sqlfluff
+# make test  : what CI runs (.ci/run): ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor
+#              examples in a temporary warehouse and runs `dbt build` (models and every dbt test) on them
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -51,6 +52,7 @@ test: lint test-python
 
 lint: setup
 	$(BIN)/ruff check python_udfs tests/python sample_data dbt_cdc_udfs.py
+	$(BIN)/ruff format --check python_udfs tests/python sample_data dbt_cdc_udfs.py
 	$(BIN)/sqlfluff lint models macros tests/generic
 
 test-python: setup

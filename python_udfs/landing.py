@@ -83,9 +83,7 @@ def land(
             StructField("value", BinaryType()),
         ]
     )
-    rows = [
-        (source_format, topic, partition, first_offset + i, message) for i, message in enumerate(messages)
-    ]
+    rows = [(source_format, topic, partition, first_offset + i, message) for i, message in enumerate(messages)]
     batch = (
         spark.createDataFrame(rows, schema)
         .withColumn("kafka_key", F.lit(None).cast("binary"))
@@ -150,9 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         if args.source_format not in SOURCE_FORMATS:
-            raise LandingError(
-                f"unknown format {args.source_format!r}; expected one of: {', '.join(SOURCE_FORMATS)}"
-            )
+            raise LandingError(f"unknown format {args.source_format!r}; expected one of: {', '.join(SOURCE_FORMATS)}")
         if not args.topic.strip():
             raise LandingError("--topic must not be empty")
         messages = read_messages(args.files)

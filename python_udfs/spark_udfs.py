@@ -31,9 +31,7 @@ def cdc_decode_utf8(values: pa.Array) -> pa.Array:
         except pa.ArrowInvalid:
             texts = None
         if texts is not None and not pc.any(pc.starts_with(texts, "\ufeff")).as_py():
-            return pa.StructArray.from_arrays(
-                [texts, pa.nulls(len(values), pa.string())], names=["text", "error"]
-            )
+            return pa.StructArray.from_arrays([texts, pa.nulls(len(values), pa.string())], names=["text", "error"])
     decoded = [decode_utf8(v) for v in values.to_pylist()]
     return _decoded_text([t for t, _ in decoded], [e for _, e in decoded])
 

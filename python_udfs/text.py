@@ -12,4 +12,4 @@ def decode_utf8(value: bytes | None) -> tuple[str | None, str | None]:
     try:
         return value.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return None, f"value is not valid UTF-8: byte {exc.start} ({value[exc.start:exc.start + 1]!r})"
+        return None, f"value is not valid UTF-8: byte {exc.start} ({value[exc.start : exc.start + 1]!r})"

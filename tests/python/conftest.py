@@ -56,9 +56,7 @@ class Warehouse:
         }
 
     def run(self, *command: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            command, cwd=PROJECT_DIR, env=self.env, capture_output=True, text=True, check=False
-        )
+        return subprocess.run(command, cwd=PROJECT_DIR, env=self.env, capture_output=True, text=True, check=False)
 
     def land(self, *arguments: str) -> subprocess.CompletedProcess:
         return self.run(str(VENV_BIN / "cdc-land"), *arguments)

@@ -27,9 +27,6 @@ def test_commands_without_a_connection_run_with_no_java_at_all(tmp_path, command
 
 
 def test_the_plugin_module_is_discoverable_by_dbt():
-    probe = (
-        "from dbt.plugins.manager import PluginManager;"
-        "print(sorted(PluginManager.get_prefixed_modules()))"
-    )
+    probe = "from dbt.plugins.manager import PluginManager;print(sorted(PluginManager.get_prefixed_modules()))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert "dbt_cdc_udfs" in result.stdout

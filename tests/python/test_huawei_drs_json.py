@@ -15,7 +15,7 @@ VENDOR_TOPIC = "huawei_drs_json.seed_004_mysql"
 # Binary columns of the vendor example, as the bytes their Java byte lists spell.
 C12_BYTES = b"jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304ieurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
 C14_BYTES = (
-    b"jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304i79846546661465!@#$%^*()_)+_+|}\"?>::"
+    b'jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304i79846546661465!@#$%^*()_)+_+|}"?>::'
     b"eurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
 )
 LONG_TEXT = "asfiajhfiaf939-0239uoituqorjoqirfoidjfqrniowejoiwqjroqwjrowqjojoiqgoiegnkjgoi23roiugouofdug9u90weurtg103"
@@ -38,9 +38,21 @@ AFTER_IMAGE = {
 }
 BEFORE_IMAGE = {**AFTER_IMAGE, "c13": "asfiajhfiaf939-0239", "id": "103"}
 MYSQL_TYPES = {
-    "c11": "binary", "c10": "varchar", "c13": "text", "c12": "varbinary", "c14": "blob", "c1": "varchar",
-    "c2": "varbinary", "c3": "int", "c4": "datetime", "c5": "timestamp", "c6": "char", "c7": "float",
-    "c8": "double", "c9": "decimal", "id": "int",
+    "c11": "binary",
+    "c10": "varchar",
+    "c13": "text",
+    "c12": "varbinary",
+    "c14": "blob",
+    "c1": "varchar",
+    "c2": "varbinary",
+    "c3": "int",
+    "c4": "datetime",
+    "c5": "timestamp",
+    "c6": "char",
+    "c7": "float",
+    "c8": "double",
+    "c9": "decimal",
+    "id": "int",
 }
 COMMON = {
     "source_format": "huawei_drs_json",
@@ -121,17 +133,14 @@ def test_vendor_examples_become_these_change_events(spark, built_warehouse):
 
 def test_event_ids_are_deterministic(spark, built_warehouse):
     (row,) = [r for r in event_rows(spark, built_warehouse, VENDOR_TOPIC) if r["kafka_offset"] == 0]
-    expected = spark.sql(
-        f"select sha2('huawei_drs_json/{VENDOR_TOPIC}/0/0/0', 256) as id"
-    ).first().id
+    expected = spark.sql(f"select sha2('huawei_drs_json/{VENDOR_TOPIC}/0/0/0', 256) as id").first().id
     assert row["event_id"] == expected
 
 
 def test_sample_data_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
     quarantined = read_table(spark, built_warehouse, "cdc_quarantine").orderBy("kafka_offset").collect()
     assert [(q.topic, q.kafka_offset, q.reason) for q in quarantined] == [
-        ("huawei_drs_json.shop.orders", 13,
-         "not a Huawei DRS JSON message (malformed JSON or wrong field types)"),
+        ("huawei_drs_json.shop.orders", 13, "not a Huawei DRS JSON message (malformed JSON or wrong field types)"),
         ("huawei_drs_json.shop.orders", 14, "unknown operation type: MERGE"),
     ]
     assert bytes(quarantined[1].raw_value).startswith(b'{"id": 1001,')
@@ -153,13 +162,21 @@ def test_sample_history_follows_the_orders(spark, built_warehouse):
     history = read_table(spark, built_warehouse, "cdc_history").where("source_table = 'orders'")
     by_key = {}
     for version in history.orderBy("source_seq", "row_index").collect():
-        by_key.setdefault(version.pk, []).append((version.op, version.row["status"], version.is_current, version.is_deleted))
+        by_key.setdefault(version.pk, []).append(
+            (version.op, version.row["status"], version.is_current, version.is_deleted)
+        )
     # Order 4 was inserted and deleted; orders 1 and 6 were updated by one two-row statement.
     assert by_key['["4"]'] == [("c", "created", False, False), ("d", "created", True, True)]
-    assert by_key['["2"]'] == [("c", "created", False, False), ("u", "paid", False, False), ("u", "shipped", True, False)]
+    assert by_key['["2"]'] == [
+        ("c", "created", False, False),
+        ("u", "paid", False, False),
+        ("u", "shipped", True, False),
+    ]
     assert by_key['["6"]'] == [("c", "created", False, False), ("u", "paid", True, False)]
-    current = spark.read.format("delta").load(built_warehouse.table_path("cdc", "cdc_history")).where(
-        "is_current and not is_deleted and source_table = 'orders'"
+    current = (
+        spark.read.format("delta")
+        .load(built_warehouse.table_path("cdc", "cdc_history"))
+        .where("is_current and not is_deleted and source_table = 'orders'")
     )
     assert sorted(r.pk for r in current.collect()) == ['["1"]', '["2"]', '["3"]', '["5"]', '["6"]']
 
