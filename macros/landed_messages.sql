@@ -24,9 +24,7 @@
         from {{ source('landing', 'cdc_raw') }} as raw
         where
             raw.source_format in ({{ "'" ~ source_formats | join("', '") ~ "'" }})
-            {% if is_incremental() %}
-                and raw.ingested_at >= ({{ lookback_start('ingested_at') }})
-            {% endif %}
+            and {{ within_lookback('raw.ingested_at', 'ingested_at') }}
     ) as landed
     {% if is_incremental() %}
         left anti join {{ this }} as staged
@@ -47,4 +45,18 @@
             timestamp '1970-01-01 00:00:00'
         )
     from {{ this }}
+{% endmacro %}
+
+
+{#
+    A predicate keeping the rows an incremental run of this model has to look at again: everything
+    on a full build, otherwise the lookback window before the latest `this_column` of this model
+    (`column` qualified for the query that filters, `this_column` as this model names it).
+#}
+{% macro within_lookback(column, this_column=none) %}
+    {%- if is_incremental() -%}
+        {{ column }} >= ({{ lookback_start(this_column or column) }})
+    {%- else -%}
+        true
+    {%- endif -%}
 {% endmacro %}

@@ -7,6 +7,7 @@ deterministic: running the script again writes the same files. `make sample-data
 
 import json
 import random
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -117,13 +118,13 @@ def huawei_drs_json(rng: random.Random) -> list[str]:
     return lines
 
 
-def main() -> None:
+def main(out_dir: Path = SAMPLE_DIR) -> None:
     rng = random.Random(20260302)
-    target = SAMPLE_DIR / "huawei_drs_json" / "shop.orders.jsonl"
+    target = out_dir / "huawei_drs_json" / "shop.orders.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join(huawei_drs_json(rng)) + "\n", encoding="utf-8")
-    print(f"wrote {target.relative_to(SAMPLE_DIR.parent)}")
+    print(f"wrote {target}")
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else SAMPLE_DIR)

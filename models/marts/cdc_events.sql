@@ -37,9 +37,7 @@ new_events as (
             ddl_sql,
             ingested_at
         from {{ events }}
-        {% if is_incremental() %}
-            where ingested_at >= ({{ lookback_start('ingested_at') }})
-        {% endif %}
+        where {{ within_lookback('ingested_at') }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 )

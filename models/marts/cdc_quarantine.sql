@@ -23,11 +23,7 @@ new_quarantined as (
             raw_value,
             ingested_at
         from {{ messages }}
-        where
-            quarantine_reason is not null
-            {% if is_incremental() %}
-                and ingested_at >= ({{ lookback_start('ingested_at') }})
-            {% endif %}
+        where quarantine_reason is not null and {{ within_lookback('ingested_at') }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 )

@@ -201,3 +201,11 @@ def rebuilt_after_redelivery(spark, built_warehouse):
 
 def test_a_redelivered_message_yields_no_second_event(spark, built_warehouse, rebuilt_after_redelivery):
     assert event_rows(spark, built_warehouse, VENDOR_TOPIC) == rebuilt_after_redelivery
+
+
+def test_dbt_show_finds_the_project_udfs(built_warehouse):
+    shown = built_warehouse.dbt(
+        "show", "--inline", "select cdc_decode_utf8(cast('华为云' as binary)).text as decoded", "--output", "json"
+    )
+    assert_succeeded(shown)
+    assert '"decoded": "华为云"' in shown.stdout
