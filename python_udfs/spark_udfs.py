@@ -8,18 +8,71 @@ from collections.abc import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from google.protobuf.message import DecodeError
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import arrow_udf
+from pyspark.sql.pandas.types import to_arrow_type
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DataType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
 
+from python_udfs import tencent_dts
 from python_udfs.text import decode_utf8
 
-DECODED_TEXT = "struct<text:string,error:string>"
+
+def _struct(**fields: DataType) -> StructType:
+    return StructType([StructField(name, data_type) for name, data_type in fields.items()])
 
 
-def _decoded_text(texts: list[str | None], errors: list[str | None]) -> pa.StructArray:
-    return pa.StructArray.from_arrays(
-        [pa.array(texts, pa.string()), pa.array(errors, pa.string())], names=["text", "error"]
-    )
+DECODED_TEXT = _struct(text=StringType(), error=StringType())
+
+DTS_ENVELOPE = _struct(version=IntegerType(), total=LongType(), index=LongType(), data=BinaryType(), error=StringType())
+
+_TEXT_MAP = MapType(StringType(), StringType())
+DTS_EVENT = _struct(
+    entry_index=IntegerType(),
+    message_type=StringType(),
+    source_type=StringType(),
+    timestamp=LongType(),
+    server_id=LongType(),
+    file_name=StringType(),
+    position=StringType(),
+    gtid=StringType(),
+    schema_name=StringType(),
+    table_name=StringType(),
+    seq_id=StringType(),
+    dml_type=StringType(),
+    row_index=IntegerType(),
+    column_names=ArrayType(StringType()),
+    column_types=ArrayType(StringType()),
+    key_columns=ArrayType(StringType()),
+    before=_TEXT_MAP,
+    after=_TEXT_MAP,
+    transaction_id=StringType(),
+    thread_id=LongType(),
+    ddl_schema=StringType(),
+    ddl_sql=StringType(),
+    ddl_execution_time=LongType(),
+    heartbeat_epoch=LongType(),
+    checkpoint_gtid=StringType(),
+    checkpoint_fake_gtid=BooleanType(),
+    checkpoint_file_name=StringType(),
+    checkpoint_position=StringType(),
+)
+DTS_ENTRIES = _struct(events=ArrayType(DTS_EVENT), error=StringType())
+
+
+def _arrow(rows: list[dict], spark_type: StructType) -> pa.Array:
+    return pa.array(rows, type=to_arrow_type(spark_type))
 
 
 def cdc_decode_utf8(values: pa.Array) -> pa.Array:
@@ -33,11 +86,34 @@ def cdc_decode_utf8(values: pa.Array) -> pa.Array:
         if texts is not None and not pc.any(pc.starts_with(texts, "\ufeff")).as_py():
             return pa.StructArray.from_arrays([texts, pa.nulls(len(values), pa.string())], names=["text", "error"])
     decoded = [decode_utf8(v) for v in values.to_pylist()]
-    return _decoded_text([t for t, _ in decoded], [e for _, e in decoded])
+    return _arrow([{"text": text, "error": error} for text, error in decoded], DECODED_TEXT)
 
 
-UDFS: dict[str, tuple[Callable[[pa.Array], pa.Array], str]] = {
+def _envelope(value: bytes | None) -> dict:
+    if value is None:
+        return {"error": "message value is null"}
+    try:
+        version, total, index, data = tencent_dts.parse_envelope(value)
+    except DecodeError:
+        return {"error": "not a Tencent DTS Envelope (protobuf decode failed)"}
+    return {"version": version, "total": total, "index": index, "data": data}
+
+
+def cdc_dts_envelope(values: pa.Array) -> pa.Array:
+    """Kafka message value -> the Envelope's version, total, index and data."""
+    return _arrow([_envelope(value) for value in values.to_pylist()], DTS_ENVELOPE)
+
+
+def cdc_dts_decode(data: pa.Array) -> pa.Array:
+    """Serialized Entries (an envelope's data, or a split group's data joined) -> events."""
+    decoded = [tencent_dts.decode_entries_or_error(blob) for blob in data.to_pylist()]
+    return _arrow([{"events": events, "error": error} for events, error in decoded], DTS_ENTRIES)
+
+
+UDFS: dict[str, tuple[Callable[[pa.Array], pa.Array], StructType]] = {
     "cdc_decode_utf8": (cdc_decode_utf8, DECODED_TEXT),
+    "cdc_dts_envelope": (cdc_dts_envelope, DTS_ENVELOPE),
+    "cdc_dts_decode": (cdc_dts_decode, DTS_ENTRIES),
 }
 
 

@@ -1,0 +1,182 @@
+"""Tencent Cloud DTS data subscription (Kafka edition), Protobuf format.
+
+A Kafka message value is an ``Envelope``; the ``data`` of one envelope, or the concatenated ``data`` of a
+split group (``total`` parts, ``index`` from 0), is a serialized ``Entries``. ``decode_entries`` turns one
+``Entries`` into plain event dicts: one per row of a DML entry, one per BEGIN, COMMIT, ROLLBACK, DDL,
+HEARTBEAT and CHECKPOINT entry.
+
+Values: ``sv`` carries numbers and decimals as text, ``bv`` carries STRING bytes in ``charset`` (transcoded
+to UTF-8 text) and BYTES (base64). NIL, or no dataType at all, is SQL NULL; NA, or an image shorter than
+the column list, means the column is not in the image, so it is left out of the map.
+"""
+
+import base64
+import codecs
+from functools import cache
+from typing import Any
+
+from google.protobuf.message import DecodeError
+
+from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
+
+DML_TYPES = {0: "INSERT", 1: "UPDATE", 2: "DELETE"}
+MESSAGE_TYPES = {0: "BEGIN", 1: "COMMIT", 2: "DML", 3: "DDL", 4: "ROLLBACK", 5: "HEARTBEAT", 6: "CHECKPOINT"}
+SOURCE_TYPES = {0: "ORACLE", 1: "MYSQL", 2: "PGSQL", 3: "MARIADB"}
+
+NIL, BYTES, STRING, NA = 0, 11, 13, 14
+
+# MySQL charset names that are not Python codec names, or that mean something else in Python.
+MYSQL_CHARSETS = {
+    "utf8": "utf-8",
+    "utf8mb3": "utf-8",
+    "utf8mb4": "utf-8",
+    # MySQL's latin1 is Windows-1252 (with the five bytes cp1252 leaves undefined passed through).
+    "latin1": "cp1252",
+    "latin2": "iso8859-2",
+    "latin5": "iso8859-9",
+    "latin7": "iso8859-13",
+    "ucs2": "utf-16-be",
+    "utf16": "utf-16-be",
+    "utf32": "utf-32-be",
+    "ujis": "euc-jp",
+    "sjis": "shift_jis",
+    "euckr": "euc-kr",
+    "greek": "iso8859-7",
+    "hebrew": "iso8859-8",
+    "koi8r": "koi8-r",
+    "koi8u": "koi8-u",
+    "ascii": "ascii",
+    "binary": "latin-1",
+}
+
+
+class ValueDecodeError(ValueError):
+    """A value whose bytes do not decode in their declared charset."""
+
+
+@cache
+def python_codec(charset: str) -> str:
+    """The Python codec for a MySQL (or Python) charset name; raises LookupError for unknown ones."""
+    name = charset.strip().lower()
+    return codecs.lookup(MYSQL_CHARSETS.get(name, name or "utf-8")).name
+
+
+def transcode(raw: bytes, charset: str) -> str:
+    codec = python_codec(charset)
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError as exc:
+        if codec == "cp1252":
+            # The bytes cp1252 leaves undefined are control characters in MySQL's latin1.
+            return raw.decode("latin-1")
+        raise ValueDecodeError(f"bytes at {exc.start} are not valid {charset}") from None
+
+
+def value_text(data: Any) -> tuple[bool, str | None]:
+    """(present, text) of one ``Data``: absent for NA, None for NIL."""
+    data_type = data.dataType
+    if data_type == NA:
+        return False, None
+    if data_type == NIL:
+        return True, None
+    if data_type == STRING:
+        return True, transcode(data.bv, data.charset)
+    if data_type == BYTES:
+        return True, base64.b64encode(data.bv).decode("ascii")
+    # Numbers and decimals are text in sv; an enum number this schema does not know is read the same way,
+    # unless only bv is set.
+    if not data.sv and data.bv:
+        return True, base64.b64encode(data.bv).decode("ascii")
+    return True, data.sv
+
+
+def image(names: list[str], values: Any) -> dict[str, str | None] | None:
+    """Column -> text of one row image; columns past the end of a short image are absent."""
+    if not values:
+        return None
+    row: dict[str, str | None] = {}
+    for name, data in zip(names, values, strict=False):
+        present, text = value_text(data)
+        if present:
+            row[name] = text
+    return row
+
+
+def parse_envelope(value: bytes) -> tuple[int, int, int, bytes]:
+    """(version, total, index, data) of an ``Envelope``; raises DecodeError on bytes that are not one."""
+    envelope = pb.Envelope.FromString(value)
+    return envelope.version, envelope.total, envelope.index, envelope.data
+
+
+def decode_entries(data: bytes) -> list[dict[str, Any]]:
+    """Events of one serialized ``Entries``; raises DecodeError or ValueDecodeError on bad input."""
+    entries = pb.Entries.FromString(data)
+    events: list[dict[str, Any]] = []
+    for entry_index, entry in enumerate(entries.items):
+        header = entry.header
+        message_type = MESSAGE_TYPES.get(header.messageType, f"UNKNOWN({header.messageType})")
+        base = {
+            "message_type": message_type,
+            "source_type": SOURCE_TYPES.get(header.sourceType, f"UNKNOWN({header.sourceType})"),
+            "timestamp": header.timestamp,
+            "server_id": header.serverId,
+            "file_name": header.fileName,
+            "position": str(header.position),
+            "gtid": header.gtid,
+            "schema_name": header.schemaName,
+            "table_name": header.tableName,
+            "seq_id": str(header.seqId),
+            "entry_index": entry_index,
+        }
+        event = entry.event
+        if message_type == "DML":
+            dml = event.dmlEvent
+            names = [column.name for column in dml.columns]
+            common = {
+                **base,
+                "dml_type": DML_TYPES.get(dml.dmlEventType, f"UNKNOWN({dml.dmlEventType})"),
+                "column_names": names,
+                "column_types": [column.originalType for column in dml.columns],
+                "key_columns": [column.name for column in dml.columns if column.isKey],
+            }
+            for row_index, row in enumerate(dml.rows):
+                events.append(
+                    {
+                        **common,
+                        "row_index": row_index,
+                        "before": image(names, row.oldColumns),
+                        "after": image(names, row.newColumns),
+                    }
+                )
+            continue
+        if message_type == "BEGIN":
+            base["transaction_id"] = event.beginEvent.transactionId
+            base["thread_id"] = event.beginEvent.threadId
+        elif message_type == "COMMIT":
+            base["transaction_id"] = event.commitEvent.transactionId
+        elif message_type == "DDL":
+            base["ddl_schema"] = event.ddlEvent.schemaName
+            base["ddl_sql"] = event.ddlEvent.sql
+            base["ddl_execution_time"] = event.ddlEvent.executionTime
+        elif message_type == "HEARTBEAT":
+            base["heartbeat_epoch"] = event.heartbeatEvent.epoch
+        elif message_type == "CHECKPOINT":
+            checkpoint = event.checkpointEvent
+            base["checkpoint_gtid"] = checkpoint.syncedGtid
+            base["checkpoint_fake_gtid"] = checkpoint.fakeGtid
+            base["checkpoint_file_name"] = checkpoint.fileName
+            base["checkpoint_position"] = str(checkpoint.position)
+        events.append(base)
+    return events
+
+
+def decode_entries_or_error(data: bytes | None) -> tuple[list[dict[str, Any]] | None, str | None]:
+    """``decode_entries`` that reports instead of raising: (events, None) or (None, reason)."""
+    if data is None:
+        return None, "no Entries bytes"
+    try:
+        return decode_entries(data), None
+    except DecodeError:
+        return None, "bytes are not a Tencent DTS Entries message (protobuf decode failed)"
+    except (ValueDecodeError, LookupError) as exc:
+        return None, f"undecodable value: {exc}"
