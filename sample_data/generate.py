@@ -1,6 +1,6 @@
 """Writes the sample messages under sample_data/<format>/ from a small simulated shop database.
 
-The events are realistic (a MySQL `shop` database replicated by Huawei DRS to Kafka) and
+The events are realistic (a MySQL `shop` database replicated by Huawei DRS and Tencent DTS) and
 deterministic: running the script again writes the same files. `make sample-data` runs it;
 `make run` lands what it wrote.
 """
@@ -10,6 +10,8 @@ import random
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+
+from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
 
 SAMPLE_DIR = Path(__file__).resolve().parent
 START_MS = int(datetime(2026, 3, 2, 8, 0, tzinfo=UTC).timestamp() * 1000)
@@ -118,12 +120,144 @@ def huawei_drs_json(rng: random.Random) -> list[str]:
     return lines
 
 
+def dts_value(text: str | None, charset: str = "utf8") -> pb.Data:
+    if text is None:
+        return pb.Data(dataType=pb.NIL)
+    return pb.Data(dataType=pb.STRING, bv=text.encode(CHARSET_CODECS.get(charset, charset)), charset=charset)
+
+
+CHARSET_CODECS = {"utf8": "utf-8", "utf8mb4": "utf-8"}
+DTS_COLUMNS = [
+    ("order_id", "bigint(20) unsigned", True),
+    ("customer", "varchar(64)", False),
+    ("amount", "decimal(10,2)", False),
+    ("paid_at", "timestamp", False),
+]
+
+
+class DtsWriter:
+    """Entries of a MySQL `shop` database as DTS writes them: header, then the event per message type."""
+
+    def __init__(self) -> None:
+        self.seq_id = 5000
+        self.clock = START_MS // 1000
+        self.position = 4
+
+    def entry(self, message_type: int, table: str = "") -> pb.Entry:
+        self.seq_id += 1
+        self.clock += 2
+        self.position += 187
+        entry = pb.Entry()
+        header = entry.header
+        header.version = 1
+        header.sourceType = pb.MYSQL
+        header.messageType = message_type
+        header.timestamp = self.clock
+        header.serverId = 1013306
+        header.fileName = "mysql-bin.000031"
+        header.position = self.position
+        header.gtid = f"5a3c2e1f-11ee-4c3b-9d9d-5b0e8f8a7c21:{self.seq_id - 4000}"
+        header.schemaName = "shop"
+        header.tableName = table
+        header.seqId = self.seq_id
+        return entry
+
+    def dml(self, dml_type: int, rows: list[tuple[list | None, list | None]]) -> pb.Entry:
+        entry = self.entry(pb.DML, "orders")
+        dml = entry.event.dmlEvent
+        dml.dmlEventType = dml_type
+        for name, original_type, is_key in DTS_COLUMNS:
+            dml.columns.add(name=name, originalType=original_type, isKey=is_key)
+        for old, new in rows:
+            row = dml.rows.add()
+            for image, values in ((row.oldColumns, old), (row.newColumns, new)):
+                for order_id, customer, amount, paid_at, charset in [values] if values else []:
+                    image.extend(
+                        [
+                            pb.Data(dataType=pb.UINT64, sv=str(order_id)),
+                            dts_value(customer, charset),
+                            pb.Data(dataType=pb.DECIMAL, sv=amount) if amount else pb.Data(dataType=pb.NIL),
+                            dts_value(paid_at),
+                        ]
+                    )
+        return entry
+
+    def begin(self) -> pb.Entry:
+        begin = self.entry(pb.BEGIN)
+        begin.event.beginEvent.transactionId = f"tx-{self.seq_id}"
+        begin.event.beginEvent.threadId = 77
+        return begin
+
+    def commit(self, begin: pb.Entry) -> pb.Entry:
+        commit = self.entry(pb.COMMIT)
+        commit.event.commitEvent.transactionId = begin.event.beginEvent.transactionId
+        return commit
+
+
+def envelopes(items: list[pb.Entry], parts: int = 1) -> list[bytes]:
+    data = pb.Entries(items=items).SerializeToString()
+    size = -(-len(data) // parts)
+    return [
+        pb.Envelope(version=1, total=parts, index=i, data=data[i * size : (i + 1) * size]).SerializeToString()
+        for i in range(parts)
+    ]
+
+
+def tencent_dts_protobuf() -> list[bytes]:
+    writer = DtsWriter()
+    begin = writer.begin()
+    first = [
+        begin,
+        writer.dml(
+            pb.INSERT, [(None, (1, "王芳", "30.94", None, "utf8mb4")), (None, (2, "李伟", "577.90", None, "gbk"))]
+        ),
+        writer.commit(begin),
+    ]
+    begin = writer.begin()
+    second = [
+        begin,
+        writer.dml(
+            pb.UPDATE,
+            [((2, "李伟", "577.90", None, "gbk"), (2, "李伟", "577.90", "2026-03-02 08:01:10 +08:00", "gbk"))],
+        ),
+        writer.dml(pb.DELETE, [((1, "王芳", "30.94", None, "utf8mb4"), None)]),
+        writer.commit(begin),
+    ]
+    ddl = writer.entry(pb.DDL, "orders")
+    ddl.event.ddlEvent.schemaName = "shop"
+    ddl.event.ddlEvent.sql = "ALTER TABLE `orders` ADD COLUMN `coupon` varchar(32) NULL"
+    heartbeat = writer.entry(pb.HEARTBEAT)
+    heartbeat.event.heartbeatEvent.epoch = writer.clock
+    checkpoint = writer.entry(pb.CHECKPOINT)
+    checkpoint.event.checkpointEvent.syncedGtid = "5a3c2e1f-11ee-4c3b-9d9d-5b0e8f8a7c21:1-1012"
+    checkpoint.event.checkpointEvent.fileName = "mysql-bin.000031"
+    checkpoint.event.checkpointEvent.position = writer.position
+    begin = writer.begin()
+    lost_update = [begin, writer.dml(pb.INSERT, [(None, (3, "张敏", "12.00", None, "utf8"))]), writer.commit(begin)]
+    return [
+        *envelopes(first),
+        # A large transaction split over three messages, reassembled before decoding.
+        *envelopes([*second, ddl], parts=3),
+        *envelopes([heartbeat, checkpoint]),
+        # A split group whose second part never arrived: quarantined whole.
+        envelopes(lost_update, parts=2)[0],
+        *envelopes([writer.entry(pb.HEARTBEAT)]),
+        b"not a protobuf envelope",
+    ]
+
+
 def main(out_dir: Path = SAMPLE_DIR) -> None:
     rng = random.Random(20260302)
     target = out_dir / "huawei_drs_json" / "shop.orders.jsonl"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text("\n".join(huawei_drs_json(rng)) + "\n", encoding="utf-8")
     print(f"wrote {target}")
+    # One folder per topic: its files land in name order, one message each.
+    topic_dir = out_dir / "tencent_dts_protobuf" / "shop"
+    topic_dir.mkdir(parents=True, exist_ok=True)
+    for number, message in enumerate(tencent_dts_protobuf()):
+        (topic_dir / f"{number:03d}.bin").write_bytes(message)
+    print(f"wrote {topic_dir}")
 
 
 if __name__ == "__main__":

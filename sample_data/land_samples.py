@@ -1,5 +1,6 @@
-"""Lands every file under DIR/<format>/ (default: sample_data) with cdc-land's loader, one topic per
-file named <format>.<file name without extension>, in one Spark session.
+"""Lands DIR/<format>/ (default: sample_data) with cdc-land's loader, in one Spark session: a file is one
+topic named <format>.<file name without extension>; a folder is one topic named <format>.<folder>
+whose files land in name order (a folder named `orders#2` lands in partition 2 of topic `orders`).
 
 Each file lands from offset 0, so landing the same files again is a redelivery and adds nothing.
 """
@@ -18,9 +19,11 @@ def main(directories: list[str]) -> int:
     spark = open_session(profile_spark_settings())
     for directory in map(Path, directories or [SAMPLE_DIR]):
         for source_format in SOURCE_FORMATS:
-            for path in sorted((directory / source_format).glob("*.*")):
-                topic = f"{source_format}.{path.stem}"
-                result = land(spark, source_format, topic, 0, read_messages([path]), first_offset=0)
+            for path in sorted((directory / source_format).glob("*")):
+                files = sorted(path.iterdir()) if path.is_dir() else [path]
+                name, _, partition = path.stem.partition("#")
+                topic = f"{source_format}.{name}"
+                result = land(spark, source_format, topic, int(partition or 0), read_messages(files), first_offset=0)
                 print(f"{path}: {result.landed} landed, {result.redeliveries} already there")
     return 0
 

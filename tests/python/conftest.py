@@ -72,10 +72,59 @@ def assert_succeeded(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
 
 
+def dts_heartbeat_entries(epoch: int) -> bytes:
+    """A serialized Entries holding one HEARTBEAT entry with this epoch and seqId."""
+    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
+
+    entry = pb.Entry()
+    entry.header.messageType = pb.HEARTBEAT
+    entry.header.sourceType = pb.MYSQL
+    entry.header.seqId = epoch
+    entry.event.heartbeatEvent.epoch = epoch
+    return pb.Entries(items=[entry]).SerializeToString()
+
+
+def dts_envelope(data: bytes, total: int = 1, index: int = 0) -> bytes:
+    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
+
+    return pb.Envelope(version=1, total=total, index=index, data=data).SerializeToString()
+
+
+def dts_split(data: bytes, total: int) -> list[bytes]:
+    size = -(-len(data) // total)
+    return [dts_envelope(data[i * size : (i + 1) * size], total, i) for i in range(total)]
+
+
+def write_dts_split_cases(root: Path) -> dict[str, list[bytes]]:
+    """Topics of split envelopes, one folder each (landed in file order), as <root>/tencent_dts_protobuf/."""
+    in_order = dts_split(dts_heartbeat_entries(101), 3)
+    cases = {
+        "split_in_order": [*in_order, dts_envelope(dts_heartbeat_entries(102))],
+        "split_interleaved#0": dts_split(dts_heartbeat_entries(201), 2),
+        "split_interleaved#1": dts_split(dts_heartbeat_entries(202), 2),
+        "split_missing_part": [*dts_split(dts_heartbeat_entries(301), 3)[:2], dts_envelope(dts_heartbeat_entries(302))],
+        "split_repeated_part": [in_order[0], in_order[1], in_order[1], in_order[2]],
+        "split_out_of_order": [in_order[0], in_order[2], in_order[1]],
+        "split_waiting": [dts_envelope(dts_heartbeat_entries(401)), dts_split(dts_heartbeat_entries(402), 2)[0]],
+    }
+    for topic, messages in cases.items():
+        folder = root / "tencent_dts_protobuf" / topic
+        folder.mkdir(parents=True)
+        for number, message in enumerate(messages):
+            (folder / f"{number:03d}.bin").write_bytes(message)
+    return cases
+
+
 @pytest.fixture(scope="session")
 def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
-    """Sample data and vendor examples landed, then one `dbt build` (seeds, models, dbt tests)."""
+    """Sample data, vendor examples and split-envelope cases landed, then one `dbt build`."""
     warehouse = Warehouse(tmp_path_factory.mktemp("dbt_warehouse"))
-    assert_succeeded(warehouse.run(sys.executable, "sample_data/land_samples.py", "sample_data", str(VENDOR_EXAMPLES)))
+    split_cases = tmp_path_factory.mktemp("dts_split_cases")
+    write_dts_split_cases(split_cases)
+    assert_succeeded(
+        warehouse.run(
+            sys.executable, "sample_data/land_samples.py", "sample_data", str(VENDOR_EXAMPLES), str(split_cases)
+        )
+    )
     assert_succeeded(warehouse.dbt("build"))
     yield warehouse

@@ -38,3 +38,36 @@ def test_decode_utf8_over_many_arrow_batches(spark):
     finally:
         spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
     assert (result.total, result.decoded, result.failed) == (2000, 1999, 1)
+
+
+def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
+    from conftest import dts_envelope, dts_heartbeat_entries
+
+    entries = dts_heartbeat_entries(1621236170)
+    frame = spark.createDataFrame([(dts_envelope(entries),), (b"\xff\xff",), (None,)], "value binary").selectExpr(
+        "cdc_dts_envelope(value) as envelope"
+    )
+    envelopes = [row.envelope for row in frame.collect()]
+    assert (envelopes[0].version, envelopes[0].total, envelopes[0].index, bytes(envelopes[0].data)) == (
+        1,
+        1,
+        0,
+        entries,
+    )
+    assert envelopes[1].error == "not a Tencent DTS Envelope (protobuf decode failed)"
+    assert envelopes[2].error == "message value is null"
+
+    decoded = (
+        spark.createDataFrame([(entries,), (entries[:-2],)], "data binary")
+        .selectExpr("cdc_dts_decode(data) as entries")
+        .collect()
+    )
+    (event,) = decoded[0].entries.events
+    assert (event.message_type, event.heartbeat_epoch, event.seq_id, decoded[0].entries.error) == (
+        "HEARTBEAT",
+        1621236170,
+        "1621236170",
+        None,
+    )
+    assert decoded[1].entries.events is None
+    assert decoded[1].entries.error == "bytes are not a Tencent DTS Entries message (protobuf decode failed)"

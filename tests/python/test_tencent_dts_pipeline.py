@@ -1,0 +1,84 @@
+"""Tencent DTS through dbt: envelopes reassembled in Spark, decoded by the UDF, events and quarantine."""
+
+from test_huawei_drs_json import read_table
+
+
+def events_by_topic(spark, warehouse, topic: str) -> list[tuple]:
+    events = read_table(spark, warehouse, "cdc_events").where(f"topic = 'tencent_dts_protobuf.{topic}'")
+    return [
+        (e.kafka_partition, e.kafka_offset, e.row_index, e.op, int(e.source_seq))
+        for e in events.orderBy("kafka_partition", "kafka_offset", "row_index").collect()
+    ]
+
+
+def quarantined_by_topic(spark, warehouse, topic: str) -> list[tuple]:
+    quarantined = read_table(spark, warehouse, "cdc_quarantine").where(f"topic = 'tencent_dts_protobuf.{topic}'")
+    return [(q.kafka_offset, q.reason) for q in quarantined.orderBy("kafka_offset").collect()]
+
+
+def test_a_group_split_over_three_messages_is_decoded_once(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "split_in_order") == [
+        (0, 0, 0, "heartbeat", 101),
+        (0, 3, 0, "heartbeat", 102),
+    ]
+    assert quarantined_by_topic(spark, built_warehouse, "split_in_order") == []
+
+
+def test_groups_of_different_partitions_do_not_mix(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "split_interleaved") == [
+        (0, 0, 0, "heartbeat", 201),
+        (1, 0, 0, "heartbeat", 202),
+    ]
+
+
+def test_a_group_with_a_missing_part_is_quarantined_whole(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "split_missing_part") == [(0, 2, 0, "heartbeat", 302)]
+    reason = "Envelope group ended before its last part"
+    assert quarantined_by_topic(spark, built_warehouse, "split_missing_part") == [(0, reason), (1, reason)]
+
+
+def test_repeated_and_out_of_order_parts_quarantine_the_group(spark, built_warehouse):
+    reason = "Envelope parts repeated, missing or out of order"
+    assert events_by_topic(spark, built_warehouse, "split_repeated_part") == []
+    assert quarantined_by_topic(spark, built_warehouse, "split_repeated_part") == [(o, reason) for o in range(4)]
+    assert events_by_topic(spark, built_warehouse, "split_out_of_order") == []
+    assert quarantined_by_topic(spark, built_warehouse, "split_out_of_order") == [(o, reason) for o in range(3)]
+
+
+def test_an_incomplete_group_at_the_end_of_a_partition_waits(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "split_waiting") == [(0, 0, 0, "heartbeat", 401)]
+    assert quarantined_by_topic(spark, built_warehouse, "split_waiting") == []
+
+
+def test_sample_transactions_become_ordered_events(spark, built_warehouse):
+    events = read_table(spark, built_warehouse, "cdc_events").where("topic = 'tencent_dts_protobuf.shop'")
+    rows = [
+        (e.kafka_offset, e.row_index, e.op, e.source_table, e.before, e.after)
+        for e in events.orderBy("source_seq", "row_index").collect()
+    ]
+    assert [(offset, index, op) for offset, index, op, *_ in rows] == [
+        (0, 0, "begin"),
+        (0, 1, "c"),
+        (0, 2, "c"),
+        (0, 3, "commit"),
+        (1, 0, "begin"),
+        (1, 1, "u"),
+        (1, 2, "d"),
+        (1, 3, "commit"),
+        (1, 4, "ddl"),
+        (4, 0, "heartbeat"),
+        (4, 1, "checkpoint"),
+        (6, 0, "heartbeat"),
+    ]
+    inserted_gbk = rows[2][5]
+    assert inserted_gbk == {"order_id": "2", "customer": "李伟", "amount": "577.90", "paid_at": None}
+    assert rows[5][4:] == (
+        {"order_id": "2", "customer": "李伟", "amount": "577.90", "paid_at": None},
+        {"order_id": "2", "customer": "李伟", "amount": "577.90", "paid_at": "2026-03-02 08:01:10 +08:00"},
+    )
+    assert rows[6][4:] == ({"order_id": "1", "customer": "王芳", "amount": "30.94", "paid_at": None}, None)
+    quarantined = quarantined_by_topic(spark, built_warehouse, "shop")
+    assert quarantined == [
+        (5, "Envelope group ended before its last part"),
+        (7, "not a Tencent DTS Envelope (protobuf decode failed)"),
+    ]
