@@ -13,12 +13,13 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python test-dbt lint test-cluster clean
+.PHONY: help setup jars sample-data land build run test test-python lint test-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
+	@echo "make bench-decode Tencent DTS decoding throughput -> bench/results/decode.json"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,8 +52,8 @@ run: setup land build
 test: lint test-python
 
 lint: setup
-	$(BIN)/ruff check python_udfs tests/python sample_data dbt_cdc_udfs.py
-	$(BIN)/ruff format --check python_udfs tests/python sample_data dbt_cdc_udfs.py
+	$(BIN)/ruff check python_udfs tests/python sample_data bench dbt_cdc_udfs.py
+	$(BIN)/ruff format --check python_udfs tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
 	CDC_WAREHOUSE=$(CURDIR)/target/lint-warehouse $(BIN)/sqlfluff lint models macros tests/generic
 
@@ -61,6 +62,9 @@ test-python: setup
 
 test-cluster: setup
 	$(BIN)/pytest -q -m cluster
+
+bench-decode: setup
+	$(BIN)/python bench/decode.py
 
 clean:
 	rm -rf warehouse target logs

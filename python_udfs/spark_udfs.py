@@ -26,6 +26,8 @@ from pyspark.sql.types import (
 )
 
 from python_udfs import tencent_dts
+from python_udfs.huawei_drs_avro import avro_to_json_or_error
+from python_udfs.mongo_shell import shell_to_extended_json
 from python_udfs.text import decode_utf8
 
 
@@ -34,6 +36,9 @@ def _struct(**fields: DataType) -> StructType:
 
 
 DECODED_TEXT = _struct(text=StringType(), error=StringType())
+
+# A payload rendered as JSON text for from_json in SQL, or the reason it could not be.
+EXTENDED_JSON = _struct(json=StringType(), error=StringType())
 
 DTS_ENVELOPE = _struct(version=IntegerType(), total=LongType(), index=LongType(), data=BinaryType(), error=StringType())
 
@@ -110,10 +115,27 @@ def cdc_dts_decode(data: pa.Array) -> pa.Array:
     return _arrow([{"events": events, "error": error} for events, error in decoded], DTS_ENTRIES)
 
 
-UDFS: dict[str, tuple[Callable[[pa.Array], pa.Array], StructType]] = {
+def cdc_mongo_shell_to_json(documents: pa.Array) -> pa.Array:
+    """MongoDB shell-syntax text (Huawei DRS DDS `value` / `where`) -> Extended JSON v2 relaxed."""
+    converted = [shell_to_extended_json(text) for text in documents.to_pylist()]
+    return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
+
+
+def cdc_drs_avro_to_json(values: pa.Array, schema_paths: pa.Array) -> pa.Array:
+    """Schemaless Huawei DRS Avro records -> DRS JSON text, read with the writer schema in the named file."""
+    converted = [
+        avro_to_json_or_error(value, path)
+        for value, path in zip(values.to_pylist(), schema_paths.to_pylist(), strict=True)
+    ]
+    return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
+
+
+UDFS: dict[str, tuple[Callable[..., pa.Array], StructType]] = {
     "cdc_decode_utf8": (cdc_decode_utf8, DECODED_TEXT),
     "cdc_dts_envelope": (cdc_dts_envelope, DTS_ENVELOPE),
     "cdc_dts_decode": (cdc_dts_decode, DTS_ENTRIES),
+    "cdc_mongo_shell_to_json": (cdc_mongo_shell_to_json, EXTENDED_JSON),
+    "cdc_drs_avro_to_json": (cdc_drs_avro_to_json, EXTENDED_JSON),
 }
 
 

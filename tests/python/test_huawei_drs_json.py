@@ -139,7 +139,12 @@ def test_event_ids_are_deterministic(spark, built_warehouse):
 
 
 def test_sample_data_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
-    quarantined = read_table(spark, built_warehouse, "cdc_quarantine").orderBy("kafka_offset").collect()
+    quarantined = (
+        read_table(spark, built_warehouse, "cdc_quarantine")
+        .where("source_format = 'huawei_drs_json'")
+        .orderBy("kafka_offset")
+        .collect()
+    )
     assert [(q.topic, q.kafka_offset, q.reason) for q in quarantined] == [
         ("huawei_drs_json.shop.orders", 13, "not a Huawei DRS JSON message (malformed JSON or wrong field types)"),
         ("huawei_drs_json.shop.orders", 14, "unknown operation type: MERGE"),
@@ -163,7 +168,9 @@ def test_every_landed_message_is_an_event_or_quarantined(spark, built_warehouse)
 
 
 def test_sample_history_follows_the_orders(spark, built_warehouse):
-    history = read_table(spark, built_warehouse, "cdc_history").where("source_table = 'orders'")
+    history = read_table(spark, built_warehouse, "cdc_history").where(
+        "source_format = 'huawei_drs_json' and source_table = 'orders'"
+    )
     by_key = {}
     for version in history.orderBy("source_seq", "row_index").collect():
         by_key.setdefault(version.pk, []).append(
@@ -180,7 +187,7 @@ def test_sample_history_follows_the_orders(spark, built_warehouse):
     current = (
         spark.read.format("delta")
         .load(built_warehouse.table_path("cdc", "cdc_history"))
-        .where("is_current and not is_deleted and source_table = 'orders'")
+        .where("is_current and not is_deleted and source_format = 'huawei_drs_json' and source_table = 'orders'")
     )
     assert sorted(r.pk for r in current.collect()) == ['["1"]', '["2"]', '["3"]', '["5"]', '["6"]']
 

@@ -1,5 +1,7 @@
 """The registered UDFs, called from Spark SQL in a real session."""
 
+import json
+
 
 def test_decode_utf8_is_registered_and_decodes_a_clean_batch(spark):
     rows = spark.sql(
@@ -48,7 +50,7 @@ def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
         "cdc_dts_envelope(value) as envelope"
     )
     envelopes = [row.envelope for row in frame.collect()]
-    assert (envelopes[0].version, envelopes[0].total, envelopes[0].index, bytes(envelopes[0].data)) == (
+    assert (envelopes[0].version, envelopes[0].total, envelopes[0]["index"], bytes(envelopes[0].data)) == (
         1,
         1,
         0,
@@ -71,3 +73,27 @@ def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
     )
     assert decoded[1].entries.events is None
     assert decoded[1].entries.error == "bytes are not a Tencent DTS Entries message (protobuf decode failed)"
+
+
+def test_mongo_shell_documents_become_extended_json_in_spark(spark):
+    rows = spark.sql(
+        """
+        select cdc_mongo_shell_to_json(document) as converted
+        from values ('{"_id": ObjectId("64650cf67dc36a464e76e583")}'), ('{"a": Code("x")}'), (null) as t(document)
+        """
+    ).collect()
+    assert [(r.converted.json, r.converted.error) for r in rows] == [
+        ('{"_id": {"$oid": "64650cf67dc36a464e76e583"}}', None),
+        (None, "not a MongoDB shell document: unknown constructor Code at character 10"),
+        (None, None),
+    ]
+
+
+def test_drs_avro_records_become_drs_json_in_spark(spark):
+    from test_huawei_drs_avro import SCHEMA_PATH, VENDOR_UPDATE, schemaless
+
+    frame = spark.createDataFrame([(schemaless(VENDOR_UPDATE),), (b"\x02",)], "value binary")
+    rows = frame.selectExpr(f"cdc_drs_avro_to_json(value, '{SCHEMA_PATH}') as converted").collect()
+    assert json.loads(rows[0].converted.json) == VENDOR_UPDATE
+    assert rows[1].converted.json is None
+    assert rows[1].converted.error.startswith("not a Huawei DRS Avro record for drs_record.avsc: EOFError")

@@ -82,7 +82,7 @@ checked as (
 
 settled as (
     -- An incomplete group at the end of its partition may still receive its next parts.
-    select *
+    select checked.*
     from checked
     where
         checked.group_error is not null
@@ -116,7 +116,7 @@ select
     coalesce(decoded.group_offset, decoded.parts[0].kafka_offset) as kafka_offset,
     transform(decoded.parts, part -> part.kafka_offset) as part_offsets,
     decoded.ingested_at,
-    decoded.entries.events as events,
+    decoded.entries.events,
     coalesce(
         decoded.group_error,
         if(decoded.is_complete, null, 'Envelope group ended before its last part'),
