@@ -13,7 +13,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python lint test-cluster bench-decode clean
+.PHONY: help setup jars sample-data land build run test test-python lint test-cluster proto bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
@@ -62,6 +62,10 @@ test-python: setup
 
 test-cluster: setup
 	$(BIN)/pytest -q -m cluster
+
+# The DTS schema is a copy of ../shared/formats/tencent_dts_subscribe.proto; its module is committed.
+proto: setup
+	cd python_udfs/proto && ../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. tencent_dts_subscribe.proto
 
 bench-decode: setup
 	$(BIN)/python bench/decode.py

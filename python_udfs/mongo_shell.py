@@ -9,6 +9,7 @@ recursive-descent parser over that grammar; it never evaluates anything it reads
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,21 +78,28 @@ class _Parser:
             return self.value()
         return self.constructor(name)
 
-    def object(self) -> dict[str, Any]:
-        self.expect("{")
-        result: dict[str, Any] = {}
-        if self.peek() == "}":
+    def delimited(self, opening: str, closing: str, item: Callable[[], Any]) -> list[Any]:
+        """Comma-separated items between an opening and a closing character."""
+        self.expect(opening)
+        items: list[Any] = []
+        if self.peek() == closing:
             self.pos += 1
-            return result
+            return items
         while True:
-            key = self.key()
-            self.expect(":")
-            result[key] = self.value()
+            items.append(item())
             if self.peek() == ",":
                 self.pos += 1
                 continue
-            self.expect("}")
-            return result
+            self.expect(closing)
+            return items
+
+    def object(self) -> dict[str, Any]:
+        return dict(self.delimited("{", "}", self.member))
+
+    def member(self) -> tuple[str, Any]:
+        key = self.key()
+        self.expect(":")
+        return key, self.value()
 
     def key(self) -> str:
         if self.peek() and self.peek() in "\"'":
@@ -103,18 +111,7 @@ class _Parser:
         return match.group()
 
     def array(self) -> list[Any]:
-        self.expect("[")
-        items: list[Any] = []
-        if self.peek() == "]":
-            self.pos += 1
-            return items
-        while True:
-            items.append(self.value())
-            if self.peek() == ",":
-                self.pos += 1
-                continue
-            self.expect("]")
-            return items
+        return self.delimited("[", "]", self.value)
 
     def string(self) -> str:
         quote = self.text[self.pos]
@@ -152,23 +149,9 @@ class _Parser:
         literal = match.group()
         return float(literal) if any(c in literal for c in ".eE") else int(literal)
 
-    def arguments(self) -> list[Any]:
-        self.expect("(")
-        args: list[Any] = []
-        if self.peek() == ")":
-            self.pos += 1
-            return args
-        while True:
-            args.append(self.value())
-            if self.peek() == ",":
-                self.pos += 1
-                continue
-            self.expect(")")
-            return args
-
     def constructor(self, name: str) -> Any:
         start = self.pos
-        args = self.arguments()
+        args = self.delimited("(", ")", self.value)
         try:
             return _CONSTRUCTORS[name](*args)
         except KeyError:
