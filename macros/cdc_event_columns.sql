@@ -7,3 +7,22 @@
         'source_position', 'ddl_sql', 'ingested_at'
     ]) }}
 {%- endmacro %}
+
+
+{#
+    What identifies one change at its source, for vendors that give a position: the same position, sequence,
+    row and operation on the same table is the same change, whatever offset it was landed at.
+#}
+{% macro source_change_identity_columns() -%}
+    {{ return([
+        'source_format', 'source_database', 'source_schema', 'source_table', 'source_position',
+        'source_seq', 'row_index', 'op'
+    ]) }}
+{%- endmacro %}
+
+
+{% macro source_change_identity(relation) -%}
+    {%- for column in source_change_identity_columns() -%}
+        {{ relation }}.{{ column }}{% if not loop.last %}, {% endif %}
+    {%- endfor -%}
+{%- endmacro %}

@@ -7,6 +7,7 @@ select
     source_schema,
     source_table,
     pk,
+    previous_pk,
     row,
     valid_from,
     valid_to,
@@ -16,6 +17,7 @@ select
     source_seq,
     row_index,
     event_id,
-    scd_id
+    scd_id,
+    ingested_at
 from {{ ref('cdc_history') }}
 where is_current and not is_deleted

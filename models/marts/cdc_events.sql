@@ -6,47 +6,43 @@
     )
 }}
 
-{#- Each source format contributes one intermediate events model. -#}
-{%- set format_events = [
-    ref('int_huawei_drs_json__events'),
-    ref('int_tencent_dts_protobuf__events'),
-] -%}
-
 with
 
 new_events as (
-    {% for events in format_events %}
-        select
-            {{ event_id('source_format', 'topic', 'kafka_partition', 'kafka_offset', 'row_index') }} as event_id,
-            source_format,
-            topic,
-            kafka_partition,
-            kafka_offset,
-            row_index,
-            source_db_type,
-            source_database,
-            source_schema,
-            source_table,
-            op,
-            before,
-            after,
-            column_types,
-            primary_key,
-            event_ts,
-            cast(source_seq as decimal(38, 0)) as source_seq,
-            source_position,
-            ddl_sql,
-            ingested_at
-        from {{ events }}
-        where {{ within_lookback('ingested_at') }}
-        {% if not loop.last %}union all{% endif %}
-    {% endfor %}
+    select *
+    from {{ ref('int_cdc_events__landed') }}
+    where {{ within_lookback('ingested_at') }}
+),
+
+numbered_deliveries as (
+    select
+        new_events.*,
+        -- Deliveries of one change at different offsets share the vendor's position: the first landed wins.
+        row_number() over (
+            partition by {{ source_change_identity('new_events') }}
+            order by
+                new_events.ingested_at, new_events.topic, new_events.kafka_partition, new_events.kafka_offset
+        ) as delivery_number
+    from new_events
+),
+
+first_deliveries as (
+    select numbered_deliveries.*
+    from numbered_deliveries
+    where numbered_deliveries.source_position is null or numbered_deliveries.delivery_number = 1
 )
 
 select {{ cdc_event_columns() | join(', ') }}
-from new_events
+from first_deliveries
 {% if is_incremental() %}
-    -- A redelivered message gives the same event ids as its first delivery: keep the first.
+    -- A message landed again at its offset gives the same event ids as its first delivery.
     left anti join {{ this }} as known_events
-        on new_events.event_id = known_events.event_id
+        on first_deliveries.event_id = known_events.event_id
+    -- A change landed again at another offset repeats the position of a known event.
+    left anti join {{ this }} as known_changes
+        on
+            first_deliveries.source_position is not null
+            {% for column in source_change_identity_columns() -%}
+                and first_deliveries.{{ column }} <=> known_changes.{{ column }}
+            {% endfor %}
 {% endif %}

@@ -1,39 +1,194 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='merge',
+        unique_key='scd_id',
+        on_schema_change='fail'
+    )
+}}
+
 {#
-    First cut of the SCD2 history: one version per row change of a keyed source row, ordered by
-    (source_seq, row_index). Rebuilt in full on each run; the history issue makes it incremental and
-    adds partial images, truncates, key changes and keyless tables.
+    SCD Type 2 history built from the change log: one row per version of a source row.
+
+    Each run rebuilds the whole version chain of every key touched by events landed since the last run
+    (re-reading the lookback window), from all of that key's events, and merges the versions by scd_id.
+    A late or out-of-order event is therefore stitched into its chain like any other. The set of versions
+    of a key only grows as events arrive, so an upsert never leaves a stale version behind.
 #}
+
 with
 
-row_changes as (
+key_steps as (
+    select * from {{ ref('int_cdc_history__key_steps') }}
+),
+
+truncations as (
     select
-        event_id,
         source_format,
         source_database,
         source_schema,
         source_table,
         op,
-        coalesce(after, before) as row,
-        to_json(transform(primary_key, key_column -> coalesce(after, before)[key_column])) as pk,
-        event_ts,
+        event_id,
         source_seq,
         row_index,
         kafka_partition,
-        kafka_offset
+        kafka_offset,
+        event_ts,
+        ingested_at
     from {{ ref('cdc_events') }}
-    where op in ('c', 'u', 'd', 'r') and size(primary_key) > 0
+    where op = 't'
+),
+
+table_keys as (
+    select distinct
+        chain_id,
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        pk
+    from key_steps
+),
+
+{% if is_incremental() %}
+    touched_chains as (
+        select key_steps.chain_id
+        from key_steps
+        where {{ within_lookback('key_steps.ingested_at', 'ingested_at') }}
+        union
+        -- A new truncate touches every key of its table.
+        select table_keys.chain_id
+        from table_keys
+        inner join truncations
+            on
+                {{ same_source_table('table_keys', 'truncations') }}
+                and {{ within_lookback('truncations.ingested_at', 'ingested_at') }}
+    ),
+{% endif %}
+
+truncation_steps as (
+    select
+        table_keys.chain_id,
+        table_keys.source_format,
+        table_keys.source_database,
+        table_keys.source_schema,
+        table_keys.source_table,
+        table_keys.pk,
+        cast(null as string) as previous_pk,
+        'truncate' as step_kind,
+        cast(null as map<string, string>) as image,
+        truncations.op,
+        truncations.event_id,
+        truncations.source_seq,
+        truncations.row_index,
+        truncations.kafka_partition,
+        truncations.kafka_offset,
+        truncations.event_ts,
+        truncations.ingested_at
+    from table_keys
+    inner join truncations
+        on {{ same_source_table('table_keys', 'truncations') }}
+),
+
+chain_steps as (
+    select * from key_steps
+    union all
+    select * from truncation_steps
+),
+
+ordered_steps as (
+    select
+        chain_steps.*,
+        -- Row changes of the key so far: a truncate before the key's first change does not concern it.
+        count_if(chain_steps.step_kind != 'truncate') over key_chain as row_changes_so_far
+    from chain_steps
+    {% if is_incremental() %}
+        left semi join touched_chains
+            on chain_steps.chain_id = touched_chains.chain_id
+    {% endif %}
+    window key_chain as (
+        partition by chain_steps.chain_id
+        order by
+            chain_steps.source_seq, chain_steps.row_index, chain_steps.kafka_partition,
+            chain_steps.kafka_offset, chain_steps.event_id
+        rows between unbounded preceding and current row
+    )
 ),
 
 versions as (
     select
-        row_changes.*,
-        lead(row_changes.event_ts) over key_versions as next_valid_from,
-        lead(row_changes.event_id) over key_versions as next_event_id
-    from row_changes
-    window key_versions as (
-        partition by source_format, source_database, source_schema, source_table, pk
-        order by source_seq, row_index, kafka_partition, kafka_offset
+        ordered_steps.*,
+        row_number() over key_chain as version_number,
+        -- An `open` step starts a new run of images; updates and deletes fill in from the run.
+        count_if(ordered_steps.step_kind = 'open') over key_chain as image_run
+    from ordered_steps
+    where ordered_steps.row_changes_so_far > 0
+    window key_chain as (
+        partition by ordered_steps.chain_id
+        order by
+            ordered_steps.source_seq, ordered_steps.row_index, ordered_steps.kafka_partition,
+            ordered_steps.kafka_offset, ordered_steps.event_id
+        rows between unbounded preceding and current row
     )
+),
+
+run_columns as (
+    select distinct
+        versions.chain_id,
+        versions.image_run,
+        image_column.column_name
+    from versions
+        lateral view explode(map_keys(versions.image)) image_column as column_name
+),
+
+version_cells as (
+    select
+        versions.chain_id,
+        versions.version_number,
+        run_columns.column_name,
+        -- The value this version carries for the column, if it carries the column at all.
+        last(
+            if(
+                map_contains_key(versions.image, run_columns.column_name),
+                named_struct('value', versions.image[run_columns.column_name]),
+                null
+            ),
+            true
+        ) over (
+            partition by versions.chain_id, versions.image_run, run_columns.column_name
+            order by versions.version_number
+            rows between unbounded preceding and current row
+        ) as cell
+    from versions
+    inner join run_columns
+        on
+            versions.chain_id = run_columns.chain_id
+            and versions.image_run = run_columns.image_run
+),
+
+version_rows as (
+    select
+        version_cells.chain_id,
+        version_cells.version_number,
+        map_from_entries(collect_list(struct(version_cells.column_name, version_cells.cell.value))) as row
+    from version_cells
+    where version_cells.cell is not null
+    group by version_cells.chain_id, version_cells.version_number
+),
+
+stitched_versions as (
+    select
+        versions.*,
+        coalesce(version_rows.row, map()) as row,
+        lead(versions.event_ts) over key_chain as next_valid_from,
+        lead(versions.version_number) over key_chain is null as is_last
+    from versions
+    left join version_rows
+        on
+            versions.chain_id = version_rows.chain_id
+            and versions.version_number = version_rows.version_number
+    window key_chain as (partition by versions.chain_id order by versions.version_number)
 )
 
 select
@@ -42,14 +197,16 @@ select
     source_schema,
     source_table,
     pk,
+    previous_pk,
     row,
     event_ts as valid_from,
     next_valid_from as valid_to,
-    next_event_id is null as is_current,
-    op = 'd' as is_deleted,
+    is_last as is_current,
+    step_kind in ('delete', 'truncate') as is_deleted,
     op,
     source_seq,
     row_index,
     event_id,
-    sha2(concat_ws('/', event_id, pk), 256) as scd_id
-from versions
+    sha2(concat_ws('/', event_id, pk), 256) as scd_id,
+    ingested_at
+from stitched_versions

@@ -1,0 +1,104 @@
+{#
+    Every row-level change event as steps of the version chains of the keys it touches:
+    - `open` starts a version from a full image (insert, snapshot row, or the new key of a key change);
+    - `update` overlays its image on the key's previous version (partial images keep missing columns);
+    - `delete` closes the key with its last known image (a delete, or the old key of a key change).
+    A row of a table without a primary key is its own chain, keyed by its event.
+#}
+with
+
+row_events as (
+    select
+        event_id,
+        source_format,
+        source_database,
+        source_schema,
+        source_table,
+        op,
+        before,
+        after,
+        source_seq,
+        row_index,
+        kafka_partition,
+        kafka_offset,
+        event_ts,
+        ingested_at,
+        primary_key,
+        concat('event:', event_id) as event_key
+    from {{ ref('cdc_events') }}
+    where op in ('c', 'u', 'd', 'r')
+),
+
+keyed_events as (
+    select
+        row_events.*,
+        {{ image_key('row_events.before', 'row_events.primary_key') }} as before_pk,
+        {{ image_key('row_events.after', 'row_events.primary_key') }} as after_pk
+    from row_events
+),
+
+classified_events as (
+    select
+        keyed_events.*,
+        keyed_events.op = 'u' and keyed_events.before_pk != keyed_events.after_pk as changes_key
+    from keyed_events
+),
+
+closing_steps as (
+    select
+        classified_events.*,
+        coalesce(classified_events.before_pk, classified_events.after_pk, classified_events.event_key) as pk,
+        cast(null as string) as previous_pk,
+        'delete' as step_kind,
+        classified_events.before as image
+    from classified_events
+    where classified_events.op = 'd' or classified_events.changes_key
+),
+
+opening_steps as (
+    select
+        classified_events.*,
+        coalesce(classified_events.after_pk, classified_events.before_pk, classified_events.event_key) as pk,
+        if(classified_events.changes_key, classified_events.before_pk, null) as previous_pk,
+        if(classified_events.op = 'u' and not classified_events.changes_key, 'update', 'open') as step_kind,
+        -- A key change opens the new key from the old row with the update applied.
+        if(
+            classified_events.changes_key,
+            map_concat(
+                map_filter(
+                    classified_events.before,
+                    (column_name, column_value) -> not map_contains_key(classified_events.after, column_name)
+                ),
+                classified_events.after
+            ),
+            classified_events.after
+        ) as image
+    from classified_events
+    where classified_events.op != 'd'
+),
+
+steps as (
+    select * from closing_steps
+    union all
+    select * from opening_steps
+)
+
+select
+    {{ history_chain_id('steps') }} as chain_id,
+    steps.source_format,
+    steps.source_database,
+    steps.source_schema,
+    steps.source_table,
+    steps.pk,
+    steps.previous_pk,
+    steps.step_kind,
+    steps.image,
+    steps.op,
+    steps.event_id,
+    steps.source_seq,
+    steps.row_index,
+    steps.kafka_partition,
+    steps.kafka_offset,
+    steps.event_ts,
+    steps.ingested_at
+from steps

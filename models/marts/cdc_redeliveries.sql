@@ -1,0 +1,40 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append'
+    )
+}}
+
+{#
+    Change events that cdc_events did not take because an earlier landed message carried the same change
+    (same source position, sequence, row and operation on the same table), kept so every landed message
+    stays accounted for.
+#}
+
+with
+
+landed_events as (
+    select *
+    from {{ ref('int_cdc_events__landed') }}
+    where {{ within_lookback('ingested_at') }}
+)
+
+select
+    landed_events.event_id,
+    landed_events.source_format,
+    landed_events.topic,
+    landed_events.kafka_partition,
+    landed_events.kafka_offset,
+    landed_events.row_index,
+    landed_events.source_table,
+    landed_events.op,
+    landed_events.source_seq,
+    landed_events.source_position,
+    landed_events.ingested_at
+from landed_events
+left anti join {{ ref('cdc_events') }} as taken_events
+    on landed_events.event_id = taken_events.event_id
+{% if is_incremental() %}
+    left anti join {{ this }} as known_redeliveries
+        on landed_events.event_id = known_redeliveries.event_id
+{% endif %}
