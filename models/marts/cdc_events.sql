@@ -9,6 +9,8 @@
 {#- Each source format contributes one intermediate events model. -#}
 {%- set format_events = [
     ref('int_huawei_drs_json__events'),
+    ref('int_huawei_drs_jsonc__events'),
+    ref('int_huawei_drs_avro__events'),
     ref('int_tencent_dts_protobuf__events'),
 ] -%}
 

@@ -164,7 +164,9 @@ def test_every_landed_message_is_an_event_or_quarantined(spark, built_warehouse)
     unaccounted = landed.subtract(events.union(quarantined).union(dts_parts)).collect()
     # Only the last part of a split group still waiting for its next part.
     assert [tuple(row) for row in unaccounted] == [("tencent_dts_protobuf.split_waiting", 0, 1)]
-    assert landed.where("topic like 'huawei_drs_json.%'").count() == 18
+    assert landed.where("topic like 'huawei_drs_json.%'").count() == 23
+    assert landed.where("topic like 'huawei_drs_jsonc.%'").count() == 8
+    assert landed.where("topic like 'huawei_drs_avro.%'").count() == 8
 
 
 def test_sample_history_follows_the_orders(spark, built_warehouse):
