@@ -76,6 +76,7 @@
 #}
 {% macro huawei_drs_staged_messages(source_format, decoded_text, deleted_rows_in, format_label) %}
 {%- set deleted_rows = 'classified.message.' ~ deleted_rows_in -%}
+{#- size(null) is -1 unless ANSI mode: absent row arrays are counted as empty arrays. -#}
 with
 
 landed as (
@@ -130,16 +131,16 @@ checked as (
             when classified.op is null then concat('unknown operation type: ', classified.vendor_operation)
             when classified.op != 'ddl' and classified.message.table is null
                 then 'row change without a table name'
-            when classified.op in ('c', 'r', 'u') and coalesce(size(classified.message.data), 0) = 0
+            when classified.op in ('c', 'r', 'u') and size(coalesce(classified.message.data, array())) = 0
                 then concat(classified.vendor_operation, ' without rows in data')
             when
                 classified.op = 'u'
-                and size(classified.message.data) != coalesce(size(classified.message.old), 0)
+                and size(classified.message.data) != size(coalesce(classified.message.old, array()))
                 then concat(
                         'update with ', size(classified.message.data), ' after images in data and ',
-                        coalesce(size(classified.message.old), 0), ' before images in old'
+                        size(coalesce(classified.message.old, array())), ' before images in old'
                     )
-            when classified.op = 'd' and coalesce(size({{ deleted_rows }}), 0) = 0
+            when classified.op = 'd' and size(coalesce({{ deleted_rows }}, array())) = 0
                 then 'DELETE without rows in {{ deleted_rows_in }}'
         end as quarantine_reason
     from classified
