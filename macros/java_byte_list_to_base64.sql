@@ -21,3 +21,17 @@
 {% macro unchunked_base64(binary_value) %}
     regexp_replace(base64({{ binary_value }}), '[\\r\\n]', '')
 {% endmacro %}
+
+
+{#
+    Hex text of binary values (PostgreSQL / GaussDB bytea as DRS writes it, "62797465615f64617461";
+    PostgreSQL's own "\x…" output form is accepted too) as base64. Text that is not an even number of
+    hex digits is kept as it came, never dropped.
+#}
+{% macro hex_text_to_base64(value) %}
+    if(
+        {{ value }} rlike '^(\\\\x)?([0-9a-fA-F]{2})*$',
+        {{ unchunked_base64("unhex(regexp_extract(" ~ value ~ ", '([0-9a-fA-F]*)$', 1))") }},
+        {{ value }}
+    )
+{% endmacro %}

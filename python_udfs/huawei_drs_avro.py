@@ -52,7 +52,10 @@ def avro_to_json_or_error(value: bytes | None, schema_path: str) -> tuple[str | 
     """(json, None) or (None, reason); never raises for bad message bytes."""
     if value is None:
         return None, "message value is null"
-    schema = load_schema(schema_path)
+    try:
+        schema = load_schema(schema_path)
+    except (OSError, ValueError, fastavro.schema.SchemaParseException) as exc:
+        return None, f"writer schema {schema_path} cannot be read: {type(exc).__name__}: {exc}"
     try:
         return record_to_drs_json(value, schema), None
     except (EOFError, ValueError, TypeError, IndexError, UnicodeDecodeError, OverflowError) as exc:

@@ -4,6 +4,8 @@
 #}
 {%- set format_events = [
     ref('int_huawei_drs_json__events'),
+    ref('int_huawei_drs_jsonc__events'),
+    ref('int_huawei_drs_avro__events'),
     ref('int_tencent_dts_protobuf__events'),
 ] -%}
 

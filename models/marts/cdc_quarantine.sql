@@ -8,6 +8,8 @@
 {#- Every staging model of a source format contributes its quarantined messages. -#}
 {%- set format_messages = [
     ref('stg_huawei_drs_json__messages'),
+    ref('stg_huawei_drs_jsonc__messages'),
+    ref('stg_huawei_drs_avro__messages'),
     ref('int_tencent_dts_protobuf__quarantined_messages'),
 ] -%}
 

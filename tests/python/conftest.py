@@ -20,6 +20,9 @@ VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 os.environ.setdefault("CDC_JARS_DIR", str(PROJECT_DIR / "jars" / "lib"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# Writer schema of the Huawei DRS Avro test records (dbt var huawei_drs_avro_schema reads this).
+DRS_AVRO_SCHEMA = Path(__file__).resolve().parent / "schemas" / "drs_record.avsc"
+os.environ.setdefault("CDC_DRS_AVRO_SCHEMA", str(DRS_AVRO_SCHEMA))
 
 
 @pytest.fixture(scope="session")
@@ -115,15 +118,96 @@ def write_dts_split_cases(root: Path) -> dict[str, list[bytes]]:
     return cases
 
 
+# Huawei DRS Avro records, following the DRS JSON field list and the vendor's JSON examples (seed 004).
+DRS_AVRO_TYPES = {"id": "int", "c1": "varchar", "c5": "timestamp", "c12": "varbinary"}
+DRS_AVRO_JDBC_TYPES = {"id": 4, "c1": 12, "c5": 93, "c12": -3}
+DRS_AVRO_COMMON = {
+    "ts": 1625058726990,
+    "database": "test01",
+    "table": "test",
+    "isDdl": False,
+    "sql": "",
+    "mysqlType": DRS_AVRO_TYPES,
+    "sqlType": DRS_AVRO_JDBC_TYPES,
+    "pkNames": ["id"],
+}
+DRS_AVRO_ROW_103 = {"id": "103", "c1": "华为云huaweicloud", "c5": "1624614713.201", "c12": "[106, 103, 111]"}
+DRS_AVRO_ROW_104 = {"id": "104", "c1": "cf3f70a7-7565-44b0-ae3c-83bec549ea8e:104", "c5": None, "c12": "[]"}
+DRS_AVRO_RECORDS = {
+    "insert": {**DRS_AVRO_COMMON, "id": 27676, "es": 1624614712000, "type": "INSERT", "data": [DRS_AVRO_ROW_103]},
+    "update": {
+        **DRS_AVRO_COMMON,
+        "id": 27677,
+        "es": 1624614713000,
+        "type": "UPDATE",
+        "data": [DRS_AVRO_ROW_104],
+        "old": [DRS_AVRO_ROW_103],
+    },
+    "delete": {**DRS_AVRO_COMMON, "id": 27678, "es": 0, "type": "DELETE", "old": [DRS_AVRO_ROW_104]},
+    "init_ddl": {
+        **DRS_AVRO_COMMON,
+        "id": 0,
+        "es": 1733998006282,
+        "type": "INIT_DDL",
+        "isDdl": True,
+        "sql": "CREATE TABLE `test` ( `id` int(11) NOT NULL, PRIMARY KEY (`id`))",
+        "mysqlType": None,
+        "sqlType": None,
+        "pkNames": None,
+    },
+    "merge": {**DRS_AVRO_COMMON, "id": 27679, "es": 1624614714000, "type": "MERGE", "data": [DRS_AVRO_ROW_103]},
+}
+
+
+def drs_avro_record(record: dict) -> bytes:
+    """One schemaless Avro record written with the test writer schema, as DRS writes one Kafka message."""
+    import io
+
+    import fastavro
+
+    from python_udfs.huawei_drs_avro import load_schema
+
+    buffer = io.BytesIO()
+    fastavro.schemaless_writer(buffer, load_schema(str(DRS_AVRO_SCHEMA)), record)
+    return buffer.getvalue()
+
+
+def write_drs_avro_cases(root: Path) -> dict[str, list[bytes]]:
+    """DRS Avro topics, one folder each (one .bin file per message, in order), as <root>/huawei_drs_avro/."""
+    records = {name: drs_avro_record(record) for name, record in DRS_AVRO_RECORDS.items()}
+    cases = {
+        "records": [records["insert"], records["update"], records["delete"], records["init_ddl"]],
+        "bad_records": [
+            records["update"][: len(records["update"]) // 2],  # truncated
+            b"\xff\xfe\xfd garbage, not an Avro record",
+            records["insert"] + b"\x00",  # a trailing byte after the record
+            records["merge"],  # a good record with an unknown operation
+        ],
+    }
+    for topic, messages in cases.items():
+        folder = root / "huawei_drs_avro" / topic
+        folder.mkdir(parents=True)
+        for number, message in enumerate(messages):
+            (folder / f"{number:03d}.bin").write_bytes(message)
+    return cases
+
+
 @pytest.fixture(scope="session")
 def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
-    """Sample data, vendor examples and split-envelope cases landed, then one `dbt build`."""
+    """Sample data, vendor examples, split-envelope cases and DRS Avro records landed, then one `dbt build`."""
     warehouse = Warehouse(tmp_path_factory.mktemp("dbt_warehouse"))
     split_cases = tmp_path_factory.mktemp("dts_split_cases")
     write_dts_split_cases(split_cases)
+    avro_cases = tmp_path_factory.mktemp("drs_avro_cases")
+    write_drs_avro_cases(avro_cases)
     assert_succeeded(
         warehouse.run(
-            sys.executable, "sample_data/land_samples.py", "sample_data", str(VENDOR_EXAMPLES), str(split_cases)
+            sys.executable,
+            "sample_data/land_samples.py",
+            "sample_data",
+            str(VENDOR_EXAMPLES),
+            str(split_cases),
+            str(avro_cases),
         )
     )
     assert_succeeded(warehouse.dbt("build"))
