@@ -10,6 +10,9 @@
 {%- set format_events = [
     ref('int_huawei_drs_json__events'),
     ref('int_tencent_dts_protobuf__events'),
+    ref('int_canal_json__events'),
+    ref('int_kafkariver_json__events'),
+    ref('int_huawei_drs_mongo_json__events'),
 ] -%}
 
 with
