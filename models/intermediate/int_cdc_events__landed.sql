@@ -7,6 +7,9 @@
     ref('int_huawei_drs_jsonc__events'),
     ref('int_huawei_drs_avro__events'),
     ref('int_tencent_dts_protobuf__events'),
+    ref('int_canal_json__events'),
+    ref('int_kafkariver_json__events'),
+    ref('int_huawei_drs_mongo_json__events'),
 ] -%}
 
 {% for events in format_events %}

@@ -11,6 +11,9 @@
     ref('stg_huawei_drs_jsonc__messages'),
     ref('stg_huawei_drs_avro__messages'),
     ref('int_tencent_dts_protobuf__quarantined_messages'),
+    ref('stg_canal_json__messages'),
+    ref('stg_kafkariver_json__messages'),
+    ref('stg_huawei_drs_mongo_json__messages'),
 ] -%}
 
 with

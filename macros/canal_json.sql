@@ -1,0 +1,46 @@
+{#
+    The Alibaba Canal FlatMessage shape (canal-json), as Canal's Kafka/RocketMQ producers write it with
+    flatMessage=true; newer releases add pkNames, some forks gtid. A message that does not fit lands in
+    _corrupt_record and is quarantined. Row values are JSON strings or null: map<string, string> keeps a
+    JSON null as a present key with a null value, which the update before-image rule depends on.
+#}
+{% macro canal_json_schema() -%}
+    struct<
+        id: decimal(38, 0),
+        database: string,
+        table: string,
+        pkNames: array<string>,
+        isDdl: boolean,
+        type: string,
+        es: bigint,
+        ts: bigint,
+        sql: string,
+        sqlType: map<string, int>,
+        mysqlType: map<string, string>,
+        data: array<map<string, string>>,
+        old: array<map<string, string>>,
+        gtid: string,
+        _corrupt_record: string
+    >
+{%- endmacro %}
+
+
+{#
+    The before image of a Canal update row: the after image overlaid with `old`, which carries only the
+    changed columns. A column present in `old` takes its old value even when that is null (the old value
+    was NULL); a column absent from `old` was not changed and keeps its after value.
+#}
+{% macro canal_update_before_image(after_image, old_image) %}
+    map_concat(
+        transform_values(
+            {{ after_image }},
+            (column_name, after_value) -> if(
+                map_contains_key({{ old_image }}, column_name), {{ old_image }}[column_name], after_value
+            )
+        ),
+        map_filter(
+            coalesce({{ old_image }}, map()),
+            (column_name, old_value) -> not map_contains_key({{ after_image }}, column_name)
+        )
+    )
+{% endmacro %}

@@ -1,0 +1,54 @@
+{#
+    One change event per row image of a Canal FlatMessage (one per DDL, truncate or control message).
+    Canal puts inserted, updated (after) and deleted rows in `data`; an update's `old[i]` holds only the
+    columns that changed, so its before image is `data[i]` overlaid with `old[i]`.
+#}
+with
+
+messages as (
+    select *
+    from {{ ref('stg_canal_json__messages') }}
+    where quarantine_reason is null
+),
+
+row_images as (
+    select
+        messages.*,
+        image.row_index,
+        image.data_image
+    from messages
+        lateral view posexplode(
+            if(
+                messages.op in ('c', 'r', 'u', 'd'),
+                messages.data_rows,
+                array(cast(null as map <string, string>))
+            )
+        ) image as row_index, data_image
+)
+
+select
+    row_images.source_format,
+    row_images.topic,
+    row_images.kafka_partition,
+    row_images.kafka_offset,
+    row_images.row_index,
+    -- Canal reads MySQL binlogs (MariaDB and TiDB sources write the same shape; they are not told apart).
+    'mysql' as source_db_type,
+    row_images.source_database,
+    cast(null as string) as source_schema,
+    row_images.source_table,
+    row_images.op,
+    case
+        when row_images.op = 'u'
+            then {{ canal_update_before_image('row_images.data_image', 'row_images.old_rows[row_images.row_index]') }}
+        when row_images.op = 'd' then row_images.data_image
+    end as before,
+    if(row_images.op in ('c', 'r', 'u'), row_images.data_image, null) as after,
+    row_images.column_types,
+    row_images.primary_key,
+    if(row_images.source_execute_ms > 0, timestamp_millis(row_images.source_execute_ms), null) as event_ts,
+    row_images.canal_id as source_seq,
+    coalesce(row_images.gtid, cast(row_images.canal_id as string)) as source_position,
+    row_images.ddl_sql,
+    row_images.ingested_at
+from row_images

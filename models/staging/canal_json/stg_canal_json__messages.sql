@@ -1,0 +1,93 @@
+with
+
+landed as (
+    {{ landed_messages(['canal_json']) }}
+),
+
+decoded as (
+    select
+        landed.*,
+        cdc_decode_utf8(landed.value) as decoded_text
+    from landed
+),
+
+parsed as (
+    select
+        decoded.*,
+        from_json(
+            decoded.decoded_text.text,
+            '{{ canal_json_schema() }}',
+            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
+        ) as message
+    from decoded
+),
+
+operation_codes as (
+    select
+        vendor_operation,
+        op
+    from {{ ref('cdc_operation_codes') }}
+    where source_format = 'canal_json'
+),
+
+classified as (
+    select
+        parsed.*,
+        operation_codes.op
+    from parsed
+    left join operation_codes
+        on parsed.message.type = operation_codes.vendor_operation
+),
+
+checked as (
+    select
+        classified.*,
+        case
+            when classified.decoded_text.error is not null then classified.decoded_text.error
+            when classified.message is null then 'empty message'
+            when classified.message._corrupt_record is not null
+                then 'not a Canal FlatMessage (malformed JSON or wrong field types)'
+            when classified.message.type is null then 'no operation type (type)'
+            when classified.op is null then concat('unknown operation type: ', classified.message.type)
+            when classified.op in ('c', 'r', 'u', 'd') and classified.message.isDdl
+                then concat(classified.message.type, ' flagged isDdl')
+            when classified.op in ('c', 'r', 'u', 'd') and classified.message.table is null
+                then 'row change without a table name'
+            when classified.op in ('c', 'r', 'u', 'd') and size(coalesce(classified.message.data, array())) = 0
+                then concat(classified.message.type, ' without rows in data')
+            when
+                classified.op = 'u'
+                and size(classified.message.data) != size(coalesce(classified.message.old, array()))
+                then concat(
+                        'update with ', size(classified.message.data), ' after images in data and ',
+                        size(coalesce(classified.message.old, array())), ' change sets in old'
+                    )
+        end as quarantine_reason
+    from classified
+)
+
+select
+    checked.source_format,
+    checked.topic,
+    checked.kafka_partition,
+    checked.kafka_offset,
+    checked.ingested_at,
+    checked.message.id as canal_id,
+    checked.message.es as source_execute_ms,
+    checked.message.ts as canal_built_ms,
+    checked.message.database as source_database,
+    checked.message.table as source_table,
+    checked.message.type as vendor_operation,
+    checked.op,
+    checked.message.isDdl as is_ddl,
+    nullif(checked.message.sql, '') as ddl_sql,
+    checked.message.mysqlType as column_types,
+    checked.message.sqlType as jdbc_types,
+    checked.message.data as data_rows,
+    checked.message.old as old_rows,
+    coalesce(checked.message.pkNames, array()) as primary_key,
+    nullif(checked.message.gtid, '') as gtid,
+    checked.quarantine_reason,
+    -- Raw bytes are kept only where the quarantine needs them.
+    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+from checked

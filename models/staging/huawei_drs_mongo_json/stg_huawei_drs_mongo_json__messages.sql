@@ -1,0 +1,156 @@
+with
+
+landed as (
+    {{ landed_messages(['huawei_drs_mongo_json']) }}
+),
+
+decoded as (
+    select
+        landed.*,
+        cdc_decode_utf8(landed.value) as decoded_text
+    from landed
+),
+
+parsed as (
+    select
+        decoded.*,
+        from_json(
+            decoded.decoded_text.text,
+            '{{ huawei_drs_mongo_json_schema() }}',
+            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
+        ) as message,
+        {{ mongo_cluster_time_seq('message.clusterTime') }} as cluster_time_seq
+    from decoded
+),
+
+operation_codes as (
+    select
+        vendor_operation,
+        op
+    from {{ ref('cdc_operation_codes') }}
+    where source_format = 'huawei_drs_mongo_json'
+),
+
+classified as (
+    select
+        parsed.*,
+        operation_codes.op
+    from parsed
+    left join operation_codes
+        on parsed.message.op = operation_codes.vendor_operation
+),
+
+-- The shell-syntax documents as Extended JSON v2 relaxed text (struct<json, error>).
+converted as (
+    select
+        classified.*,
+        cdc_mongo_shell_to_json(classified.message.value) as value_json,
+        cdc_mongo_shell_to_json(classified.message.where) as where_json
+    from classified
+),
+
+documents as (
+    select
+        converted.*,
+        {{ mongo_document_fields('converted.value_json.json') }} as value_fields,
+        {{ mongo_document_fields('converted.where_json.json') }} as where_fields
+    from converted
+),
+
+update_operators as (
+    select
+        documents.*,
+        exists(map_keys(documents.value_fields), field_name -> startswith(field_name, '$')) as is_operator_update,
+        {{ mongo_document_fields("documents.value_fields['$set']") }} as set_fields,
+        map_keys(from_json(documents.value_fields['$unset'], 'map<string, string>')) as unset_field_names
+    from documents
+),
+
+checked as (
+    select
+        update_operators.*,
+        case
+            when update_operators.decoded_text.error is not null then update_operators.decoded_text.error
+            when update_operators.message is null then 'empty message'
+            when update_operators.message._corrupt_record is not null
+                then 'not a Huawei DRS MongoDB JSON message (malformed JSON or wrong field types)'
+            when update_operators.message.op is null then 'no operation type (op)'
+            when update_operators.op is null then concat('unknown operation type: ', update_operators.message.op)
+            when update_operators.message.clusterTime is null then 'no clusterTime'
+            when update_operators.cluster_time_seq is null
+                then concat('clusterTime not seconds:increment: ', update_operators.message.clusterTime)
+            when update_operators.op = 'ddl' then null
+            when update_operators.message.coll is null then 'row change without a collection name (coll)'
+            when update_operators.message.value is null then concat(update_operators.message.op, ' without value')
+            when update_operators.value_json.error is not null then concat('value: ', update_operators.value_json.error)
+            when update_operators.where_json.error is not null then concat('where: ', update_operators.where_json.error)
+            when update_operators.value_fields is null then 'value is not a document'
+            when update_operators.message.where is not null and update_operators.where_fields is null
+                then 'where is not a document'
+            when update_operators.op != 'u' and update_operators.is_operator_update
+                then concat(update_operators.message.op, ' value holds update operators')
+            when update_operators.op = 'c' and not map_contains_key(update_operators.value_fields, '_id')
+                then 'INSERT value without _id'
+            when
+                update_operators.is_operator_update
+                and exists(map_keys(update_operators.value_fields), field_name -> not startswith(field_name, '$'))
+                then 'update mixes operators and fields'
+            when
+                update_operators.is_operator_update
+                and exists(map_keys(update_operators.value_fields), field_name -> field_name not in ('$set', '$unset'))
+                then concat(
+                        'unsupported update operator: ',
+                        array_join(
+                            filter(
+                                map_keys(update_operators.value_fields),
+                                field_name -> field_name not in ('$set', '$unset')
+                            ),
+                            ', '
+                        )
+                    )
+            when
+                map_contains_key(update_operators.value_fields, '$set') and update_operators.set_fields is null
+                then '$set is not a document'
+            when
+                map_contains_key(update_operators.value_fields, '$unset')
+                and update_operators.unset_field_names is null
+                then '$unset is not a document'
+            when
+                update_operators.is_operator_update
+                and not coalesce(map_contains_key(update_operators.where_fields, '_id'), false)
+                then 'update without _id in where'
+            when
+                not map_contains_key(update_operators.value_fields, '_id')
+                and not coalesce(map_contains_key(update_operators.where_fields, '_id'), false)
+                then concat(update_operators.message.op, ' without _id in value or where')
+        end as quarantine_reason
+    from update_operators
+)
+
+select
+    checked.source_format,
+    checked.topic,
+    checked.kafka_partition,
+    checked.kafka_offset,
+    checked.ingested_at,
+    checked.message.id as drs_id,
+    checked.message.es as drs_commit_ms,
+    checked.message.clusterTime as cluster_time,
+    checked.cluster_time_seq,
+    lower(checked.message.dbType) as vendor_db_type,
+    checked.message.db as source_database,
+    checked.message.coll as source_table,
+    checked.message.op as vendor_operation,
+    checked.message.recordType as record_type,
+    checked.op,
+    checked.message.value as value_shell,
+    checked.message.where as where_shell,
+    checked.value_fields,
+    checked.where_fields,
+    checked.is_operator_update,
+    checked.set_fields,
+    checked.unset_field_names,
+    checked.quarantine_reason,
+    -- Raw bytes are kept only where the quarantine needs them.
+    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+from checked
