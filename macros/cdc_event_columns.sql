@@ -11,18 +11,19 @@
 
 {#
     What identifies one change at its source, for vendors that give a position: the same position, sequence,
-    row and operation on the same table is the same change, whatever offset it was landed at.
+    row, operation and images on the same table are the same change, whatever offset it was landed at.
+    The images count because some positions are shared by several changes (a MongoDB transaction's
+    clusterTime, a Canal batch id).
 #}
-{% macro source_change_identity_columns() -%}
-    {{ return([
+{% macro source_change_identity(relation) -%}
+    {%- set columns = [
         'source_format', 'source_database', 'source_schema', 'source_table', 'source_position',
         'source_seq', 'row_index', 'op'
-    ]) }}
-{%- endmacro %}
-
-
-{% macro source_change_identity(relation) -%}
-    {%- for column in source_change_identity_columns() -%}
-        {{ relation }}.{{ column }}{% if not loop.last %}, {% endif %}
+    ] -%}
+    {%- set expressions = [] -%}
+    {%- for column in columns -%}
+        {%- do expressions.append(relation ~ '.' ~ column) -%}
     {%- endfor -%}
+    {%- do expressions.append('to_json(array(' ~ relation ~ '.before, ' ~ relation ~ '.after))') -%}
+    {{ return(expressions) }}
 {%- endmacro %}

@@ -19,7 +19,7 @@ numbered_deliveries as (
         new_events.*,
         -- Deliveries of one change at different offsets share the vendor's position: the first landed wins.
         row_number() over (
-            partition by {{ source_change_identity('new_events') }}
+            partition by {{ source_change_identity('new_events') | join(', ') }}
             order by
                 new_events.ingested_at, new_events.topic, new_events.kafka_partition, new_events.kafka_offset
         ) as delivery_number
@@ -42,7 +42,7 @@ from first_deliveries
     left anti join {{ this }} as known_changes
         on
             first_deliveries.source_position is not null
-            {% for column in source_change_identity_columns() -%}
-                and first_deliveries.{{ column }} <=> known_changes.{{ column }}
+            {% for known_expression in source_change_identity('known_changes') -%}
+                and {{ source_change_identity('first_deliveries')[loop.index0] }} <=> {{ known_expression }}
             {% endfor %}
 {% endif %}
