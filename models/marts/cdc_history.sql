@@ -77,7 +77,7 @@ truncation_steps as (
         table_keys.pk,
         cast(null as string) as previous_pk,
         'truncate' as step_kind,
-        cast(null as map<string, string>) as image,
+        cast(null as map <string, string>) as image,
         truncations.op,
         truncations.event_id,
         truncations.source_seq,
