@@ -4,12 +4,15 @@
     call this). Text that is not a byte list is kept as it came, never dropped.
 #}
 {% macro java_byte_list_to_base64(value) %}
-    coalesce(
+    {%- set byte_list = "from_json(" ~ value ~ ", 'array<int>')" -%}
+    {#- concat_ws over a null array gives '', so text that is not a byte list is caught first. -#}
+    if(
+        {{ byte_list }} is null,
+        {{ value }},
         {{ unchunked_base64("unhex(concat_ws('', transform(
-            from_json(" ~ value ~ ", 'array<int>'),
+            " ~ byte_list ~ ",
             byte_value -> lpad(hex(byte_value & 255), 2, '0')
-        )))") }},
-        {{ value }}
+        )))") }}
     )
 {% endmacro %}
 
