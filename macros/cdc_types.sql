@@ -133,7 +133,11 @@
         try_to_binary({{ value }}, 'base64')
     {%- elif parse_rule == 'java_byte_list' -%}
         {#- A Java byte list ("[106, -103]") or text already turned into base64 by the staging model. -#}
-        try_to_binary({{ java_byte_list_to_base64(value) }}, 'base64')
+        if(
+            {{ value }} rlike '^\\s*\\[[-0-9, ]*\\]\\s*$',
+            try_to_binary({{ java_byte_list_to_base64(value) }}, 'base64'),
+            try_to_binary({{ value }}, 'base64')
+        )
     {%- elif parse_rule == 'hex_bytea' -%}
         {#- PostgreSQL / GaussDB bytea hex output, with or without its \x prefix; 0x... hex. -#}
         try_to_binary(regexp_replace({{ value }}, '^(\\\\x|0x)', ''), 'hex')

@@ -21,7 +21,9 @@ column_events as (
             partition by
                 events.source_format, events.source_database, events.source_schema, events.source_table,
                 column_type.column_name
-            order by events.source_seq desc, events.row_index desc, events.kafka_partition desc, events.kafka_offset desc
+            order by
+                events.source_seq desc, events.row_index desc, events.kafka_partition desc,
+                events.kafka_offset desc
         ) as recency,
         min(struct(events.source_seq, events.row_index, events.kafka_partition, events.kafka_offset)) over (
             partition by
