@@ -1,0 +1,96 @@
+{#
+    Typed tables per source table. cdc_table_history('shop', 'orders') selects the table's versions from
+    cdc_history with one typed column per source column (cdc_table_columns, read at compile time);
+    cdc_table_current(...) keeps the open, non-deleted versions. Schema evolution is additive: a column
+    added by DDL appears once an event carries it, and versions from before hold NULL in it.
+#}
+
+{# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
+{% macro cdc_typed_table_metadata_columns() -%}
+    {{ return(['source_format', 'source_database', 'source_schema', 'source_table', 'pk',
+               'valid_from', 'valid_to', 'is_current', 'is_deleted']) }}
+{%- endmacro %}
+
+
+{#
+    The typed columns of one source table as a list of dicts (name, alias, spark_type, parse_rule),
+    in column_position order. Empty while dbt parses (execute is false) and before cdc_table_columns
+    exists (a first lint or compile of an empty warehouse).
+#}
+{% macro cdc_table_typed_columns(database, table, source_format=none, schema=none) %}
+    {%- set columns_relation = ref('cdc_table_columns') -%}
+    {%- if not execute -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- if load_relation(columns_relation) is none -%}
+        {{ return([]) }}
+    {%- endif -%}
+    {%- set query -%}
+        select column_name, spark_type, parse_rule, column_position, last_seen_at
+        from {{ columns_relation }}
+        where
+            source_database = {{ cdc_sql_string(database) }}
+            and source_table = {{ cdc_sql_string(table) }}
+            {%- if source_format is not none %}
+                and source_format = {{ cdc_sql_string(source_format) }}
+            {%- endif %}
+            {%- if schema is not none %}
+                and source_schema = {{ cdc_sql_string(schema) }}
+            {%- endif %}
+        order by last_seen_at desc, column_position
+    {%- endset -%}
+    {%- set rows = run_query(query).rows -%}
+    {#- One column per name (Spark names are case-insensitive): the most recently seen mapping wins. -#}
+    {%- set by_name = {} -%}
+    {%- for row in rows -%}
+        {%- if row['column_name'] | lower not in by_name -%}
+            {%- do by_name.update({row['column_name'] | lower: row}) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- set reserved = cdc_typed_table_metadata_columns() -%}
+    {%- set columns = [] -%}
+    {%- for row in by_name.values() | sort(attribute='column_position') -%}
+        {%- set alias = row['column_name'] ~ ('__value' if row['column_name'] | lower in reserved else '') -%}
+        {%- do columns.append({
+            'name': row['column_name'], 'alias': alias,
+            'spark_type': row['spark_type'], 'parse_rule': row['parse_rule']
+        }) -%}
+    {%- endfor -%}
+    {{ return(columns) }}
+{% endmacro %}
+
+
+{% macro cdc_table_history(database, table, source_format=none, schema=none) %}
+    {%- set columns = cdc_table_typed_columns(database, table, source_format, schema) -%}
+    select
+        history.source_format,
+        history.source_database,
+        history.source_schema,
+        history.source_table,
+        history.pk,
+        history.valid_from,
+        history.valid_to,
+        history.is_current,
+        history.is_deleted
+        {%- for column in columns %},
+            {{ cdc_typed_value('history.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type) }}
+            as {{ cdc_quoted_identifier(column.alias) }}
+        {%- endfor %}
+    from {{ ref('cdc_history') }} as history
+    where
+        history.source_database = {{ cdc_sql_string(database) }}
+        and history.source_table = {{ cdc_sql_string(table) }}
+        {%- if source_format is not none %}
+            and history.source_format = {{ cdc_sql_string(source_format) }}
+        {%- endif %}
+        {%- if schema is not none %}
+            and history.source_schema = {{ cdc_sql_string(schema) }}
+        {%- endif %}
+{% endmacro %}
+
+
+{% macro cdc_table_current(database, table, source_format=none, schema=none) %}
+    select typed_history.*
+    from ({{ cdc_table_history(database, table, source_format, schema) }}) as typed_history
+    where typed_history.is_current and not typed_history.is_deleted
+{% endmacro %}

@@ -1,0 +1,1 @@
+{{ cdc_table_current("shop", "orders", source_format="huawei_drs_json") }}

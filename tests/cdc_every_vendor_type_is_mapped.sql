@@ -1,0 +1,13 @@
+{#
+    Fails on every vendor type seen in cdc_events that no type seed maps, including the types of a
+    (source_format, source_db_type) that seeds/cdc_type_families.csv gives no family.
+#}
+select
+    source_format,
+    source_db_type,
+    type_family,
+    vendor_type_text,
+    lookup_key,
+    column_occurrences
+from {{ ref('cdc_vendor_types') }}
+where parse_rule is null

@@ -1,0 +1,274 @@
+"""The type layer: type seeds, normalization, parse rules, typed tables per source table, cdc-scaffold.
+
+Expected values are written out by hand from the vendor texts (epoch values converted by hand, UTC).
+"""
+
+import json
+import shutil
+import sys
+
+import pytest
+from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
+
+from python_udfs.scaffold import SourceTable, jinja_string, main, model_bases, parse_table, scaffold_files
+
+# (value as a SQL literal, parse rule, Spark type) -> "typeof|text" (binary as upper-case hex).
+RULE_CASES = [
+    ("'103'", "cast", "int", "int|103"),
+    ("'abc'", "cast", "int", "int|NULL"),
+    ("'1.2510357E7'", "cast", "double", "double|1.2510357E7"),
+    ("'18446744073709551615'", "cast", "decimal(20,0)", "decimal(20,0)|18446744073709551615"),
+    ("'1'", "boolean_from_int", "boolean", "boolean|true"),
+    ("'0'", "boolean_from_int", "boolean", "boolean|false"),
+    ("'true'", "boolean_from_int", "boolean", "boolean|true"),
+    ("'30.945'", "decimal_from_params", "decimal(12,2)", "decimal(12,2)|30.95"),
+    ("'9874510357'", "decimal_from_params", "decimal(10,2)", "decimal(10,2)|NULL"),
+    # StreamX DATE: 13-digit epoch milliseconds (the vendor's ts example 1590315269000).
+    ("'1590315269000'", "epoch_millis", "timestamp", "timestamp|2020-05-24 10:14:29"),
+    ("'1649991610688000'", "epoch_micros", "timestamp", "timestamp|2022-04-15 03:00:10.688"),
+    # Huawei DRS JSON MySQL timestamp "seconds.millis" (the vendor's c5).
+    ("'1624614713.201'", "epoch_seconds_fraction", "timestamp", "timestamp|2021-06-25 09:51:53.201"),
+    # Tencent DTS TIMESTAMP with its zone suffix; GaussDB tstz "+08"; a "+0800" offset; no zone = UTC.
+    ("'2021-05-17 07:22:42 +00:00'", "timestamp_with_zone", "timestamp", "timestamp|2021-05-17 07:22:42"),
+    ("'2010-01-01 14:30:00+08'", "timestamp_with_zone", "timestamp", "timestamp|2010-01-01 06:30:00"),
+    ("'2021-05-17 15:22:42 +0800'", "timestamp_with_zone", "timestamp", "timestamp|2021-05-17 07:22:42"),
+    ("'2021-05-17 07:22:42'", "timestamp_with_zone", "timestamp", "timestamp|2021-05-17 07:22:42"),
+    ("'2021-06-25 17:51:53'", "cast", "timestamp_ntz", "timestamp_ntz|2021-06-25 17:51:53"),
+    ("'aGVsbG8='", "base64", "binary", "binary|68656C6C6F"),
+    ("'[106, -103, 0]'", "java_byte_list", "binary", "binary|6A9900"),
+    ("'[]'", "java_byte_list", "binary", "binary|"),
+    ("'aGVsbG8='", "java_byte_list", "binary", "binary|68656C6C6F"),
+    # GaussDB bytea from the DRS example: "62797465615f64617461" is "bytea_data"; with a \x prefix too.
+    ("'62797465615f64617461'", "hex_bytea", "binary", "binary|62797465615F64617461"),
+    ("'\\\\x6869'", "hex_bytea", "binary", "binary|6869"),
+    ('\'{"$numberLong": "5"}\'', "bson_scalar", "bigint", "bigint|5"),
+    (
+        '\'{"$oid": "64650cf67dc36a464e76e583"}\'',
+        "bson_scalar",
+        "string",
+        "string|64650cf67dc36a464e76e583",
+    ),
+    ('\'{"$date": "2023-05-17T09:18:31.439Z"}\'', "bson_date", "timestamp", "timestamp|2023-05-17 09:18:31.439"),
+    (
+        '\'{"$date": {"$numberLong": "1684315111439"}}\'',
+        "bson_date",
+        "timestamp",
+        "timestamp|2023-05-17 09:18:31.439",
+    ),
+]
+
+# vendor type text -> (base, params, lookup key)
+NORMALIZATION_CASES = [
+    ("int(11) unsigned", "int", ["11"], "int unsigned"),
+    ("bigint(20) unsigned zerofill", "bigint", ["20"], "bigint unsigned"),
+    ("tinyint(1)", "tinyint", ["1"], "tinyint(1)"),
+    ("tinyint(4)", "tinyint", ["4"], "tinyint"),
+    ("decimal(10, 2)", "decimal", ["10", "2"], "decimal"),
+    ("TIMESTAMP(6) WITH TIME ZONE", "timestamp with time zone", ["6"], "timestamp with time zone"),
+    ("NUMBER(10,2)", "number", ["10", "2"], "number"),
+    ("timestamp without time zone", "timestamp without time zone", [], "timestamp without time zone"),
+    ("int4[]", "array", [], "array"),
+    ("_int4", "array", [], "array"),
+    ("93", "93", [], "93"),
+    ("LONG", "long", [], "long"),
+]
+
+
+def dbt_show(warehouse: Warehouse, sql: str, *extra: str) -> list[dict]:
+    shown = warehouse.dbt("show", "--inline", sql, "--output", "json", "--limit", "100", *extra)
+    assert_succeeded(shown)
+    return json.loads(shown.stdout[shown.stdout.index("{\n") :])["show"]
+
+
+def test_each_parse_rule_types_values(built_warehouse):
+    columns = []
+    for number, (value, rule, spark_type, _) in enumerate(RULE_CASES):
+        typed = f"cdc_typed_value({json.dumps(value)}, '{rule}', '{spark_type}')"
+        columns.append(
+            f"concat(typeof({{{{ {typed} }}}}), '|', coalesce(if(typeof({{{{ {typed} }}}}) = 'binary', "
+            f"hex({{{{ {typed} }}}}), cast({{{{ {typed} }}}} as string)), 'NULL')) as case_{number}"
+        )
+    (row,) = dbt_show(built_warehouse, "select " + ", ".join(columns))
+    assert [row[f"case_{n}"] for n in range(len(RULE_CASES))] == [case[3] for case in RULE_CASES]
+
+
+def test_vendor_type_text_is_normalized(built_warehouse):
+    selects = [
+        f"select {number} as case_number, to_json({{{{ cdc_normalized_type({json.dumps(repr(text))}) }}}}) as parts"
+        for number, (text, *_) in enumerate(NORMALIZATION_CASES)
+    ]
+    rows = dbt_show(built_warehouse, " union all ".join(selects) + " order by case_number")
+    got = [json.loads(row["parts"]) for row in rows]
+    assert [(g["base"], g["params"], g["lookup_key"]) for g in got] == [case[1:] for case in NORMALIZATION_CASES]
+
+
+def test_tinyint1_var_turns_boolean_off(built_warehouse):
+    rows = dbt_show(
+        built_warehouse,
+        "select {{ cdc_type_lookup_key(\"'tinyint(1)'\") }} as lookup_key",
+        "--vars",
+        "{cdc_tinyint1_as_boolean: false}",
+    )
+    assert rows == [{"lookup_key": "tinyint"}]
+
+
+def test_sample_vendor_types_resolve_to_these_mappings(spark, built_warehouse):
+    rows = (
+        spark.read.format("delta")
+        .load(built_warehouse.table_path("cdc", "cdc_vendor_types"))
+        .select("source_format", "vendor_type_text", "type_family", "spark_type", "parse_rule")
+        .collect()
+    )
+    resolved = {(r.source_format, r.vendor_type_text): (r.type_family, r.spark_type, r.parse_rule) for r in rows}
+    assert resolved[("huawei_drs_json", "timestamp")] == ("mysql", "timestamp", "epoch_seconds_fraction")
+    assert resolved[("huawei_drs_json", "varbinary")] == ("mysql", "binary", "java_byte_list")
+    assert resolved[("huawei_drs_json", "decimal")] == ("mysql", "decimal(38,10)", "decimal_from_params")
+    assert resolved[("huawei_drs_json", "datetime")] == ("mysql", "timestamp_ntz", "cast")
+    assert resolved[("tencent_dts_protobuf", "bigint(20) unsigned")] == ("mysql", "decimal(20,0)", "cast")
+    assert resolved[("tencent_dts_protobuf", "decimal(10,2)")] == ("mysql", "decimal(10,2)", "decimal_from_params")
+    assert resolved[("tencent_dts_protobuf", "timestamp")] == ("mysql", "timestamp", "timestamp_with_zone")
+    assert resolved[("tencent_dts_protobuf", "varchar(64)")] == ("mysql", "string", "cast")
+    assert all(rule is not None for _, _, rule in resolved.values())
+
+
+def test_typed_history_of_the_sample_orders(built_warehouse):
+    rows = dbt_show(
+        built_warehouse,
+        "select pk, cast(order_id as string) as order_id, typeof(order_id) as order_id_type,"
+        " cast(amount as string) as amount, typeof(amount) as amount_type, hex(note) as note,"
+        " cast(created_at as string) as created_at, typeof(created_at) as created_at_type,"
+        " cast(updated_at as string) as updated_at, typeof(updated_at) as updated_at_type, customer, is_current"
+        " from {{ ref('shop__orders__history') }} where pk = '[\"1\"]' order by valid_from limit 1",
+    )
+    # The first sample message: order 1 inserted, note "[-18, 31, 75, 66]", updated_at "1772438400.000".
+    assert rows == [
+        {
+            "pk": '["1"]',
+            "order_id": "1",
+            "order_id_type": "bigint",
+            "amount": "30.9400000000",
+            "amount_type": "decimal(38,10)",
+            "note": "EE1F4B42",
+            "created_at": "2026-03-02 08:00:00",
+            "created_at_type": "timestamp_ntz",
+            "updated_at": "2026-03-02 08:00:00",
+            "updated_at_type": "timestamp",
+            "customer": "王芳",
+            "is_current": False,
+        }
+    ]
+
+
+def test_scaffold_names_and_literals_are_safe():
+    table = SourceTable(database='sh"op}}', table="Or-ders `x`", source_format="huawei_drs_json")
+    files = scaffold_files(table)
+    assert set(files) == {
+        "sh_op__or_ders_x__history.sql",
+        "sh_op__or_ders_x__current.sql",
+        "_sh_op__or_ders_x__models.yml",
+    }
+    assert "}}" not in files["sh_op__or_ders_x__history.sql"].removesuffix(" }}\n")
+    assert jinja_string("a{%b") == '"a\\u007b\\u0025b"'
+    assert parse_table("db.sch.t") == SourceTable(database="db", schema="sch", table="t")
+    assert model_bases([SourceTable("a", "b", source_format="x"), SourceTable("a", "b", source_format="y")]) == [
+        "a__b",
+        "a__b__y",
+    ]
+
+
+@pytest.mark.parametrize("argv", [["orders"], ["a..b"], ["--source-format", "nope", "a.b"], ["--bogus"]])
+def test_scaffold_bad_arguments_are_one_line_and_exit_2(argv, capsys, tmp_path):
+    assert main([*argv, "--project-dir", str(PROJECT_DIR)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cdc-scaffold: error: ") and err.count("\n") == 1
+
+
+EVOLUTION_MESSAGES = [
+    # Hand-written DRS JSON messages (MySQL form): `items` gains a column `color` by DDL between two inserts.
+    {
+        "id": 1, "es": 1700000000000, "database": "evo", "table": "items", "type": "INSERT", "isDdl": False,
+        "sql": "", "mysqlType": {"id": "int", "price": "decimal"}, "sqlType": {"id": 4, "price": 3},
+        "data": [{"id": "1", "price": "9.50"}], "old": None, "pkNames": ["id"],
+    },
+    {
+        "id": 2, "es": 1700000001000, "database": "evo", "table": "items", "type": "DDL", "isDdl": True,
+        "sql": "ALTER TABLE items ADD COLUMN color varchar(10)", "data": None, "old": None,
+    },
+    {
+        "id": 3, "es": 1700000002000, "database": "evo", "table": "items", "type": "INSERT", "isDdl": False,
+        "sql": "", "mysqlType": {"id": "int", "price": "decimal", "color": "varchar"},
+        "sqlType": {"id": 4, "price": 3, "color": 12},
+        "data": [{"id": "2", "price": "3.25", "color": "red"}], "old": None, "pkNames": ["id"],
+    },
+    # A vendor type no seed maps.
+    {
+        "id": 4, "es": 1700000003000, "database": "evo", "table": "shapes", "type": "INSERT", "isDdl": False,
+        "sql": "", "mysqlType": {"id": "int", "shape": "geometryzz"}, "sqlType": {"id": 4, "shape": -2},
+        "data": [{"id": "1", "shape": "[]"}], "old": None, "pkNames": ["id"],
+    },
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def evolution_project(tmp_path_factory):
+    """A copy of the project and its own warehouse with the crafted messages landed and built (no typed models)."""
+    root = tmp_path_factory.mktemp("types_project")
+    project = root / "project"
+    for item in ["dbt_project.yml", "models", "macros", "seeds", "tests"]:
+        source = PROJECT_DIR / item
+        if source.is_dir():
+            shutil.copytree(source, project / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
+        else:
+            (project / item).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, project / item)
+    shutil.rmtree(project / "models" / "tables")
+    warehouse = Warehouse(root / "warehouse")
+    messages = root / "evo.jsonl"
+    messages.write_text("\n".join(json.dumps(m) for m in EVOLUTION_MESSAGES) + "\n")
+    assert_succeeded(warehouse.land("--format", "huawei_drs_json", "--topic", "huawei_drs_json.evo", str(messages)))
+    assert_succeeded(
+        warehouse.dbt("build", "--project-dir", str(project), "--exclude", "cdc_every_vendor_type_is_mapped")
+    )
+    return project, warehouse
+
+
+def test_unmapped_vendor_type_fails_the_dbt_test(evolution_project):
+    project, warehouse = evolution_project
+    result = warehouse.dbt("test", "--project-dir", str(project), "--select", "cdc_every_vendor_type_is_mapped")
+    assert result.returncode != 0
+    assert "FAIL" in result.stdout and "cdc_every_vendor_type_is_mapped" in result.stdout
+
+
+def test_scaffolded_tables_build_with_added_columns_null_before(evolution_project):
+    project, warehouse = evolution_project
+    scaffold = warehouse.run(
+        str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(project), "--source-format", "huawei_drs_json"
+    )
+    assert_succeeded(scaffold)
+    assert sorted(p.name for p in (project / "models" / "tables").iterdir()) == [
+        "_evo__items__models.yml",
+        "_evo__shapes__models.yml",
+        "evo__items__current.sql",
+        "evo__items__history.sql",
+        "evo__shapes__current.sql",
+        "evo__shapes__history.sql",
+    ]
+    assert_succeeded(warehouse.dbt("build", "--project-dir", str(project), "--select", "path:models/tables"))
+    rows = dbt_show(
+        warehouse,
+        "select id, typeof(id) as id_type, cast(price as string) as price, color, is_current"
+        " from {{ ref('evo__items__history') }} order by id",
+        "--project-dir",
+        str(project),
+    )
+    assert rows == [
+        {"id": 1, "id_type": "int", "price": "9.5000000000", "color": None, "is_current": True},
+        {"id": 2, "id_type": "int", "price": "3.2500000000", "color": "red", "is_current": True},
+    ]
+    current = dbt_show(warehouse, "select shape from {{ ref('evo__shapes__current') }}", "--project-dir", str(project))
+    # The unmapped type is kept as its text (the DRS staging turned the byte list "[]" into base64 "").
+    assert current == [{"shape": ""}]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))
