@@ -10,6 +10,8 @@
 {%- set format_events = [
     ref('int_huawei_drs_json__events'),
     ref('int_tencent_dts_protobuf__events'),
+    ref('int_aliyun_streamx_json__events'),
+    ref('int_aliyun_datahub_tuple__events'),
 ] -%}
 
 with

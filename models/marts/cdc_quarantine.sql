@@ -9,6 +9,8 @@
 {%- set format_messages = [
     ref('stg_huawei_drs_json__messages'),
     ref('int_tencent_dts_protobuf__quarantined_messages'),
+    ref('stg_aliyun_streamx_json__messages'),
+    ref('stg_aliyun_datahub_tuple__messages'),
 ] -%}
 
 with
