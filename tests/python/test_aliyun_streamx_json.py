@@ -316,12 +316,13 @@ def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehou
     quarantined = (
         read_table(spark, built_warehouse, "cdc_quarantine").where(f"topic = '{BAD_TOPIC}'").orderBy("kafka_offset")
     ).collect()
+    not_canonical = "unused bits of the last character are not zero (not canonical)"
     not_streamx = "not a DataWorks StreamX JSON message (malformed JSON or wrong field types)"
     assert [(q.kafka_offset, q.reason) for q in quarantined] == [
         (0, not_streamx),
         (1, "unknown operation: GTID"),
         (2, "BYTES value is not strict base64: after.bin: length 11 is not a multiple of 4"),
-        (3, "BYTES value is not strict base64: after.bin: unused bits of the last character are not zero (not canonical)"),
+        (3, "BYTES value is not strict base64: after.bin: " + not_canonical),
         (4, "INSERT without an after image (payload.after.dataColumn)"),
         (5, not_streamx),  # eventTime "yesterday"
         (6, "UPDATE_BEFOR half of an update without a sequenceId to pair it"),
