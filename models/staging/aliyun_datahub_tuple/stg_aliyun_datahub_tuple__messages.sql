@@ -36,6 +36,9 @@ classified as (
         coalesce(parsed.record['_execute_time_'], parsed.record['_excute_time_']) as execute_time,
         parsed.record['_before_image_'] as before_image_flag,
         parsed.record['_after_image_'] as after_image_flag,
+        concat(
+            coalesce(parsed.record['_before_image_'], '-'), '/', coalesce(parsed.record['_after_image_'], '-')
+        ) as image_flags,
         map_filter(
             parsed.record,
             (column_name, column_value) -> not array_contains({{ aliyun_datahub_tuple_meta_columns() }}, column_name)
@@ -66,9 +69,9 @@ checked as (
                 then concat('_execute_time_ out of range: ', classified.execute_time)
             -- Insert: after image only; delete: before image only; update half: one of the two.
             when not (
-                (classified.op in ('c', 'u') and classified.before_image_flag = 'N' and classified.after_image_flag = 'Y')
-                or (classified.op in ('d', 'u') and classified.before_image_flag = 'Y' and classified.after_image_flag = 'N')
-            ) or classified.before_image_flag is null or classified.after_image_flag is null
+                (classified.op in ('c', 'u') and classified.image_flags = 'N/Y')
+                or (classified.op in ('d', 'u') and classified.image_flags = 'Y/N')
+            )
                 then concat(
                         'image flags _before_image_=', coalesce(classified.before_image_flag, 'null'),
                         ' _after_image_=', coalesce(classified.after_image_flag, 'null'),
@@ -97,7 +100,7 @@ select
     if(checked.before_image_flag = 'Y', checked.data_columns, null) as before_image,
     if(checked.after_image_flag = 'Y', checked.data_columns, null) as after_image,
     -- Types are the Tuple topic's schema, which the record does not carry.
-    cast(null as map<string, string>) as column_types,
+    cast(null as map <string, string>) as column_types,
     cast(array() as array<string>) as primary_key,
     {{ aliyun_epoch_millis('try_cast(checked.execute_time as bigint)') }} as event_ts,
     checked.sequence_id as source_position,

@@ -36,9 +36,12 @@ classified as (
         operation_codes.op,
         parsed.message.payload.before.dataColumn as before_image,
         parsed.message.payload.after.dataColumn as after_image,
-        transform(parsed.message.`schema`.dataColumn, data_column -> data_column.name) as column_names,
+        transform(parsed.message.schema.dataColumn, data_column -> data_column.name) as column_names,
         transform(
-            filter(parsed.message.`schema`.dataColumn, data_column -> data_column.type = {{ aliyun_streamx_base64_type() }}),
+            filter(
+                parsed.message.schema.dataColumn,
+                data_column -> data_column.type = {{ aliyun_streamx_base64_type() }}
+            ),
             data_column -> data_column.name
         ) as base64_columns
     from parsed
@@ -59,7 +62,7 @@ checked_shape as (
             when classified.op is null then concat('unknown operation: ', classified.message.payload.op)
             when
                 classified.op in ('c', 'u', 'd', 't')
-                and classified.message.`schema`.source.tableName is null
+                and classified.message.schema.source.tableName is null
                 then concat(classified.message.payload.op, ' without a table name (schema.source.tableName)')
             when classified.op = 'c' and classified.after_image is null
                 then 'INSERT without an after image (payload.after.dataColumn)'
@@ -82,8 +85,8 @@ checked_shape as (
                 size(array_distinct(map_keys(classified.before_image))) != size(map_keys(classified.before_image))
                 or size(array_distinct(map_keys(classified.after_image))) != size(map_keys(classified.after_image))
                 then 'a dataColumn image repeats a column name'
-            when classified.message.payload.`timestamp`.eventTime >= {{ aliyun_max_epoch_millis() }}
-                then concat('timestamp.eventTime out of range: ', classified.message.payload.`timestamp`.eventTime)
+            when classified.message.payload.timestamp.eventTime >= {{ aliyun_max_epoch_millis() }}
+                then concat('timestamp.eventTime out of range: ', classified.message.payload.timestamp.eventTime)
         end as shape_error
     from classified
 ),
@@ -96,17 +99,17 @@ checked_bytes as (
             if(
                 checked_shape.shape_error is null,
                 map_concat(
-                    cast(map() as map<string, string>),
+                    cast(map() as map <string, string>),
                     transform_keys(
                         map_filter(
-                            coalesce(checked_shape.before_image, cast(map() as map<string, string>)),
+                            coalesce(checked_shape.before_image, cast(map() as map <string, string>)),
                             (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
                         ),
                         (column_name, column_value) -> concat('before.', column_name)
                     ),
                     transform_keys(
                         map_filter(
-                            coalesce(checked_shape.after_image, cast(map() as map<string, string>)),
+                            coalesce(checked_shape.after_image, cast(map() as map <string, string>)),
                             (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
                         ),
                         (column_name, column_value) -> concat('after.', column_name)
@@ -143,27 +146,27 @@ select
     end as update_half,
     checked.message.payload.sequenceId as sequence_id,
     nullif(checked.message.payload.scn, '') as scn,
-    lower(checked.message.`schema`.source.dbType) as vendor_db_type,
-    checked.message.`schema`.source.dbVersion as source_db_version,
-    checked.message.`schema`.source.dbName as source_database,
-    checked.message.`schema`.source.schemaName as source_schema,
-    checked.message.`schema`.source.tableName as source_table,
+    lower(checked.message.schema.source.dbType) as vendor_db_type,
+    checked.message.schema.source.dbVersion as source_db_version,
+    checked.message.schema.source.dbName as source_database,
+    checked.message.schema.source.schemaName as source_schema,
+    checked.message.schema.source.tableName as source_table,
     checked.before_image,
     checked.after_image,
     if(
-        checked.quarantine_reason is null and checked.message.`schema`.dataColumn is not null,
+        checked.quarantine_reason is null and checked.message.schema.dataColumn is not null,
         map_from_entries(
             transform(
-                checked.message.`schema`.dataColumn,
+                checked.message.schema.dataColumn,
                 data_column -> struct(data_column.name, data_column.type)
             )
         ),
         null
     ) as column_types,
-    coalesce(checked.message.`schema`.primaryKey, array()) as primary_key,
-    {{ aliyun_epoch_millis('checked.message.payload.`timestamp`.eventTime') }} as event_ts,
-    {{ aliyun_epoch_millis('checked.message.payload.`timestamp`.systemTime') }} as system_ts,
-    {{ aliyun_epoch_millis('checked.message.payload.`timestamp`.checkpointTime') }} as checkpoint_ts,
+    coalesce(checked.message.schema.primaryKey, array()) as primary_key,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.eventTime') }} as event_ts,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.systemTime') }} as system_ts,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.checkpointTime') }} as checkpoint_ts,
     -- Oracle sources: the SCN is the source position; otherwise the sequenceId.
     coalesce(nullif(checked.message.payload.scn, ''), checked.message.payload.sequenceId) as source_position,
     nullif(checked.message.payload.ddl.text, '') as ddl_sql,
