@@ -28,6 +28,7 @@ from pyspark.sql.types import (
 from python_udfs import tencent_dts
 from python_udfs.huawei_drs_avro import avro_to_json_or_error
 from python_udfs.mongo_shell import shell_to_extended_json
+from python_udfs.strict_base64 import first_invalid_base64
 from python_udfs.text import decode_utf8
 
 
@@ -39,6 +40,9 @@ DECODED_TEXT = _struct(text=StringType(), error=StringType())
 
 # A payload rendered as JSON text for from_json in SQL, or the reason it could not be.
 EXTENDED_JSON = _struct(json=StringType(), error=StringType())
+
+# Only an error: null when every checked value is valid.
+CHECK_RESULT = _struct(error=StringType())
 
 DTS_ENVELOPE = _struct(version=IntegerType(), total=LongType(), index=LongType(), data=BinaryType(), error=StringType())
 
@@ -130,12 +134,18 @@ def cdc_drs_avro_to_json(values: pa.Array, schema_paths: pa.Array) -> pa.Array:
     return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
 
 
+def cdc_check_base64(values: pa.Array) -> pa.Array:
+    """map<string,string> of name -> text: the first value (in name order) that is not strict base64."""
+    return _arrow([{"error": first_invalid_base64(named)} for named in values.to_pylist()], CHECK_RESULT)
+
+
 UDFS: dict[str, tuple[Callable[..., pa.Array], StructType]] = {
     "cdc_decode_utf8": (cdc_decode_utf8, DECODED_TEXT),
     "cdc_dts_envelope": (cdc_dts_envelope, DTS_ENVELOPE),
     "cdc_dts_decode": (cdc_dts_decode, DTS_ENTRIES),
     "cdc_mongo_shell_to_json": (cdc_mongo_shell_to_json, EXTENDED_JSON),
     "cdc_drs_avro_to_json": (cdc_drs_avro_to_json, EXTENDED_JSON),
+    "cdc_check_base64": (cdc_check_base64, CHECK_RESULT),
 }
 
 

@@ -10,6 +10,8 @@
     ref('int_canal_json__events'),
     ref('int_kafkariver_json__events'),
     ref('int_huawei_drs_mongo_json__events'),
+    ref('int_aliyun_streamx_json__events'),
+    ref('int_aliyun_datahub_tuple__events'),
 ] -%}
 
 {% for events in format_events %}

@@ -14,6 +14,8 @@
     ref('stg_canal_json__messages'),
     ref('stg_kafkariver_json__messages'),
     ref('stg_huawei_drs_mongo_json__messages'),
+    ref('stg_aliyun_streamx_json__messages'),
+    ref('stg_aliyun_datahub_tuple__messages'),
 ] -%}
 
 with

@@ -1,0 +1,111 @@
+with
+
+landed as (
+    {{ landed_messages(['aliyun_datahub_tuple']) }}
+),
+
+decoded as (
+    select
+        landed.*,
+        cdc_decode_utf8(landed.value) as decoded_text
+    from landed
+),
+
+parsed as (
+    select
+        decoded.*,
+        -- Every value as text: strings as they are, numbers and booleans as their JSON text.
+        from_json(decoded.decoded_text.text, 'map<string, string>', map('mode', 'PERMISSIVE')) as record
+    from decoded
+),
+
+operation_codes as (
+    select
+        vendor_operation,
+        op
+    from {{ ref('cdc_operation_codes') }}
+    where source_format = 'aliyun_datahub_tuple'
+),
+
+classified as (
+    select
+        parsed.*,
+        parsed.record['_operation_type_'] as vendor_operation,
+        operation_codes.op,
+        parsed.record['_sequence_id_'] as sequence_id,
+        coalesce(parsed.record['_execute_time_'], parsed.record['_excute_time_']) as execute_time,
+        parsed.record['_before_image_'] as before_image_flag,
+        parsed.record['_after_image_'] as after_image_flag,
+        concat(
+            coalesce(parsed.record['_before_image_'], '-'), '/', coalesce(parsed.record['_after_image_'], '-')
+        ) as image_flags,
+        map_filter(
+            parsed.record,
+            (column_name, column_value) -> not array_contains({{ aliyun_datahub_tuple_meta_columns() }}, column_name)
+        ) as data_columns
+    from parsed
+    left join operation_codes
+        on parsed.record['_operation_type_'] = operation_codes.vendor_operation
+),
+
+checked as (
+    select
+        classified.*,
+        case
+            when classified.decoded_text.error is not null then classified.decoded_text.error
+            when classified.record is null then 'not a DataHub Tuple record (malformed JSON or not a JSON object)'
+            when
+                size(array_distinct(map_keys(classified.record))) != size(map_keys(classified.record))
+                then 'the record repeats a column name'
+            when classified.vendor_operation is null then 'no operation (_operation_type_)'
+            when classified.op is null then concat('unknown operation: ', classified.vendor_operation)
+            when classified.sequence_id is null then 'no _sequence_id_'
+            when not classified.sequence_id rlike '^[0-9]{1,38}$'
+                then concat('_sequence_id_ is not a number: ', classified.sequence_id)
+            when classified.record['_source_table_'] is null then 'no _source_table_'
+            when try_cast(classified.execute_time as bigint) is null and classified.execute_time is not null
+                then concat('_execute_time_ is not a number: ', classified.execute_time)
+            when try_cast(classified.execute_time as bigint) >= {{ aliyun_max_epoch_millis() }}
+                then concat('_execute_time_ out of range: ', classified.execute_time)
+            -- Insert: after image only; delete: before image only; update half: one of the two.
+            when not (
+                (classified.op in ('c', 'u') and classified.image_flags = 'N/Y')
+                or (classified.op in ('d', 'u') and classified.image_flags = 'Y/N')
+            )
+                then concat(
+                        'image flags _before_image_=', coalesce(classified.before_image_flag, 'null'),
+                        ' _after_image_=', coalesce(classified.after_image_flag, 'null'),
+                        ' do not fit operation ', classified.vendor_operation
+                    )
+        end as quarantine_reason
+    from classified
+)
+
+select
+    checked.source_format,
+    checked.topic,
+    checked.kafka_partition,
+    checked.kafka_offset,
+    checked.ingested_at,
+    checked.vendor_operation,
+    checked.op,
+    -- An update is two records: the half is told by its image flags.
+    if(checked.op = 'u', if(checked.before_image_flag = 'Y', 'before', 'after'), null) as update_half,
+    checked.sequence_id,
+    -- A Tuple record names neither its database nor its database type.
+    cast(null as string) as vendor_db_type,
+    cast(null as string) as source_database,
+    cast(null as string) as source_schema,
+    checked.record['_source_table_'] as source_table,
+    if(checked.before_image_flag = 'Y', checked.data_columns, null) as before_image,
+    if(checked.after_image_flag = 'Y', checked.data_columns, null) as after_image,
+    -- Types are the Tuple topic's schema, which the record does not carry.
+    cast(null as map <string, string>) as column_types,
+    cast(array() as array<string>) as primary_key,
+    {{ aliyun_epoch_millis('try_cast(checked.execute_time as bigint)') }} as event_ts,
+    checked.sequence_id as source_position,
+    cast(null as string) as ddl_sql,
+    checked.quarantine_reason,
+    -- Raw bytes are kept only where the quarantine needs them.
+    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+from checked

@@ -1,0 +1,179 @@
+with
+
+landed as (
+    {{ landed_messages(['aliyun_streamx_json']) }}
+),
+
+decoded as (
+    select
+        landed.*,
+        cdc_decode_utf8(landed.value) as decoded_text
+    from landed
+),
+
+parsed as (
+    select
+        decoded.*,
+        from_json(
+            decoded.decoded_text.text,
+            '{{ aliyun_streamx_json_schema() }}',
+            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
+        ) as message
+    from decoded
+),
+
+operation_codes as (
+    select
+        vendor_operation,
+        op
+    from {{ ref('cdc_operation_codes') }}
+    where source_format = 'aliyun_streamx_json'
+),
+
+classified as (
+    select
+        parsed.*,
+        operation_codes.op,
+        parsed.message.payload.before.dataColumn as before_image,
+        parsed.message.payload.after.dataColumn as after_image,
+        transform(parsed.message.schema.dataColumn, data_column -> data_column.name) as column_names,
+        transform(
+            filter(
+                parsed.message.schema.dataColumn,
+                data_column -> data_column.type = {{ aliyun_streamx_base64_type() }}
+            ),
+            data_column -> data_column.name
+        ) as base64_columns
+    from parsed
+    left join operation_codes
+        on parsed.message.payload.op = operation_codes.vendor_operation
+),
+
+checked_shape as (
+    select
+        classified.*,
+        case
+            when classified.decoded_text.error is not null then classified.decoded_text.error
+            when classified.message is null then 'empty message'
+            when classified.message._corrupt_record is not null
+                then 'not a DataWorks StreamX JSON message (malformed JSON or wrong field types)'
+            when classified.message.payload is null then 'no payload'
+            when classified.message.payload.op is null then 'no operation (payload.op)'
+            when classified.op is null then concat('unknown operation: ', classified.message.payload.op)
+            when
+                classified.op in ('c', 'u', 'd', 't')
+                and classified.message.schema.source.tableName is null
+                then concat(classified.message.payload.op, ' without a table name (schema.source.tableName)')
+            when classified.op = 'c' and classified.after_image is null
+                then 'INSERT without an after image (payload.after.dataColumn)'
+            when classified.op = 'd' and classified.before_image is null
+                then 'DELETE without a before image (payload.before.dataColumn)'
+            when classified.op = 'u' and classified.before_image is null and classified.after_image is null
+                then concat(classified.message.payload.op, ' without a before or after image')
+            when
+                classified.op = 'u'
+                and (classified.before_image is null or classified.after_image is null)
+                and classified.message.payload.sequenceId is null
+                then concat(classified.message.payload.op, ' half of an update without a sequenceId to pair it')
+            when not classified.message.payload.sequenceId rlike '^[0-9]{1,38}$'
+                then concat('sequenceId is not a number: ', classified.message.payload.sequenceId)
+            when
+                exists(classified.column_names, column_name -> column_name is null)
+                or size(array_distinct(classified.column_names)) != size(classified.column_names)
+                then 'schema.dataColumn has a column without a name or a repeated name'
+            when
+                size(array_distinct(map_keys(classified.before_image))) != size(map_keys(classified.before_image))
+                or size(array_distinct(map_keys(classified.after_image))) != size(map_keys(classified.after_image))
+                then 'a dataColumn image repeats a column name'
+            when classified.message.payload.timestamp.eventTime >= {{ aliyun_max_epoch_millis() }}
+                then concat('timestamp.eventTime out of range: ', classified.message.payload.timestamp.eventTime)
+        end as shape_error
+    from classified
+),
+
+checked_bytes as (
+    select
+        checked_shape.*,
+        -- BYTES values of both images, named before.<column> / after.<column>, checked as strict base64.
+        cdc_check_base64(
+            if(
+                checked_shape.shape_error is null,
+                map_concat(
+                    cast(map() as map <string, string>),
+                    transform_keys(
+                        map_filter(
+                            coalesce(checked_shape.before_image, cast(map() as map <string, string>)),
+                            (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
+                        ),
+                        (column_name, column_value) -> concat('before.', column_name)
+                    ),
+                    transform_keys(
+                        map_filter(
+                            coalesce(checked_shape.after_image, cast(map() as map <string, string>)),
+                            (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
+                        ),
+                        (column_name, column_value) -> concat('after.', column_name)
+                    )
+                ),
+                null
+            )
+        ).error as base64_error
+    from checked_shape
+),
+
+checked as (
+    select
+        checked_bytes.*,
+        coalesce(
+            checked_bytes.shape_error,
+            concat('BYTES value is not strict base64: ', checked_bytes.base64_error)
+        ) as quarantine_reason
+    from checked_bytes
+)
+
+select
+    checked.source_format,
+    checked.topic,
+    checked.kafka_partition,
+    checked.kafka_offset,
+    checked.ingested_at,
+    checked.message.payload.op as vendor_operation,
+    checked.op,
+    -- An update sent as two messages: the half is told by the image it carries.
+    case
+        when checked.op = 'u' and checked.after_image is null then 'before'
+        when checked.op = 'u' and checked.before_image is null then 'after'
+    end as update_half,
+    checked.message.payload.sequenceId as sequence_id,
+    nullif(checked.message.payload.scn, '') as scn,
+    lower(checked.message.schema.source.dbType) as vendor_db_type,
+    checked.message.schema.source.dbVersion as source_db_version,
+    checked.message.schema.source.dbName as source_database,
+    checked.message.schema.source.schemaName as source_schema,
+    checked.message.schema.source.tableName as source_table,
+    checked.before_image,
+    checked.after_image,
+    if(
+        checked.quarantine_reason is null and checked.message.schema.dataColumn is not null,
+        map_from_entries(
+            transform(
+                checked.message.schema.dataColumn,
+                data_column -> struct(data_column.name, data_column.type)
+            )
+        ),
+        null
+    ) as column_types,
+    coalesce(checked.message.schema.primaryKey, array()) as primary_key,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.eventTime') }} as event_ts,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.systemTime') }} as system_ts,
+    {{ aliyun_epoch_millis('checked.message.payload.timestamp.checkpointTime') }} as checkpoint_ts,
+    -- Oracle sources: the SCN is the source position; otherwise the sequenceId.
+    coalesce(nullif(checked.message.payload.scn, ''), checked.message.payload.sequenceId) as source_position,
+    nullif(checked.message.payload.ddl.text, '') as ddl_sql,
+    -- A serialized Java object (base64): kept as opaque text, never decoded or deserialized.
+    checked.message.payload.ddl.ddlMeta as ddl_meta,
+    checked.message.version as format_version,
+    checked.quarantine_reason,
+    -- Raw bytes are kept only where the quarantine needs them.
+    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+from checked

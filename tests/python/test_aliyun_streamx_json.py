@@ -1,0 +1,336 @@
+"""Alibaba Cloud DataWorks StreamX JSON end to end: the vendor's examples landed, `dbt build`, cdc_events read.
+
+Vendor examples (`vendor_examples/aliyun_streamx_json/`):
+- `seed_000_datahub_blob.jsonl`: the six "相关消息的JSON样例" of seed 000 (DataHub Blob), in document order:
+  INSERT, UPDATE_BEFOR, UPDATE_AFTER, DELETE, MHEARTBEAT, ALTER (with its ddlMeta verbatim).
+- `seed_003_kafka.jsonl`: seed 003 (whole database to Kafka): the heartbeat, the insert, the two-message
+  update, the delete. `seed_003_one_record_update.jsonl`: the "update as one Kafka record" example.
+The messages are the vendor's JSON re-serialized on one line each; nothing else was changed (the "overall
+format" template, with comments and placeholder values, is not a message and is not used).
+`edge_cases.jsonl` (an Oracle source with scn, rowid and all six types, eventTime -1, transactions,
+TRUNCATE, CREATE, a waiting update half, a pair whose after half landed first) and `bad_messages.jsonl`
+are ours.
+
+Expected rows are written out by hand from the vendor text; epoch milliseconds were converted to UTC.
+"""
+
+from datetime import datetime
+from decimal import Decimal
+
+from test_huawei_drs_json import read_table
+
+FORMAT = "aliyun_streamx_json"
+BLOB_TOPIC = f"{FORMAT}.seed_000_datahub_blob"
+KAFKA_TOPIC = f"{FORMAT}.seed_003_kafka"
+ONE_RECORD_TOPIC = f"{FORMAT}.seed_003_one_record_update"
+EDGE_TOPIC = f"{FORMAT}.edge_cases"
+BAD_TOPIC = f"{FORMAT}.bad_messages"
+
+NO_EVENT_DATA = {
+    "row_index": 0,
+    "source_db_type": None,
+    "source_database": None,
+    "source_schema": None,
+    "source_table": None,
+    "before": None,
+    "after": None,
+    "column_types": None,
+    "primary_key": [],
+    "ddl_sql": None,
+}
+
+# Seed 000: table t_shiyu_pk of MySQL database yunshi_db, primary key (id, name).
+BLOB_ROW = {
+    "source_db_type": "mysql",
+    "source_database": "yunshi_db",
+    "source_schema": None,
+    "source_table": "t_shiyu_pk",
+    "column_types": {"id": "LONG", "name": "STRING", "comment": "STRING"},
+    "primary_key": ["id", "name"],
+    "row_index": 0,
+    "ddl_sql": None,
+}
+EXPECTED_BLOB_EVENTS = [
+    {
+        **BLOB_ROW,
+        "kafka_offset": 0,
+        "op": "c",
+        "before": None,
+        "after": {"name": "joe", "comment": "comment", "id": "1"},
+        "event_ts": datetime(2020, 11, 14, 7, 45, 32),
+        "source_seq": Decimal("1605339516000000004"),
+        "source_position": "1605339516000000004",
+    },
+    {
+        # UPDATE_BEFOR (offset 1) and UPDATE_AFTER (offset 2) share sequenceId ...005: one event.
+        **BLOB_ROW,
+        "kafka_offset": 1,
+        "op": "u",
+        "before": {"name": "joe", "comment": "comment", "id": "1"},
+        "after": {"name": "joe", "comment": "com1", "id": "1"},
+        "event_ts": datetime(2020, 11, 14, 7, 45, 34),
+        "source_seq": Decimal("1605339516000000005"),
+        "source_position": "1605339516000000005",
+    },
+    {
+        **BLOB_ROW,
+        "kafka_offset": 3,
+        "op": "d",
+        "before": {"name": "joe", "comment": "com1", "id": "1"},
+        "after": None,
+        "event_ts": datetime(2020, 11, 14, 7, 45, 37),
+        "source_seq": Decimal("1605339516000000006"),
+        "source_position": "1605339516000000006",
+    },
+    {
+        # The heartbeat has an empty schema and no sequenceId.
+        **NO_EVENT_DATA,
+        "kafka_offset": 4,
+        "op": "heartbeat",
+        "event_ts": datetime(2020, 11, 14, 7, 45, 53, 629000),
+        "source_seq": None,
+        "source_position": None,
+    },
+    {
+        **NO_EVENT_DATA,
+        "source_db_type": "mysql",
+        "source_database": "yunshi_db",
+        "source_table": "t_shiyu_nopk",
+        "kafka_offset": 5,
+        "op": "ddl",
+        "event_ts": datetime(2020, 11, 14, 8, 21, 49),
+        "source_seq": Decimal("1605339516000000035"),
+        "source_position": "1605339516000000035",
+        "ddl_sql": "alter table t_shiyu_nopk add column holo text",
+    },
+]
+
+# Seed 003: table pkset_test_no_pk of MySQL database pkset_test, no primary key ("primaryKey": null).
+KAFKA_ROW = {
+    "source_db_type": "mysql",
+    "source_database": "pkset_test",
+    "source_schema": None,
+    "source_table": "pkset_test_no_pk",
+    "column_types": {"name": "STRING", "job": "STRING", "sex": "STRING", "#alibaba_rds_row_id#": "LONG"},
+    "primary_key": [],
+    "row_index": 0,
+    "ddl_sql": None,
+}
+MAN = {"name": "name11", "job": "job11", "sex": "man", "#alibaba_rds_row_id#": "15"}
+WOMAN = {**MAN, "sex": "woman"}
+KAFKA_UPDATE = {
+    **KAFKA_ROW,
+    "op": "u",
+    "before": MAN,
+    "after": WOMAN,
+    "event_ts": datetime(2021, 5, 8, 7, 14, 37),
+    "source_seq": Decimal("1620457642589000001"),
+    "source_position": "1620457642589000001",
+}
+EXPECTED_KAFKA_EVENTS = [
+    {
+        **NO_EVENT_DATA,
+        "kafka_offset": 0,
+        "op": "heartbeat",
+        "event_ts": datetime(2021, 5, 8, 7, 7, 39),
+        "source_seq": None,
+        "source_position": None,
+    },
+    {
+        **KAFKA_ROW,
+        "kafka_offset": 1,
+        "op": "c",
+        "before": None,
+        "after": MAN,
+        "event_ts": datetime(2021, 5, 8, 7, 11, 36),
+        "source_seq": Decimal("1620457642589000000"),
+        "source_position": "1620457642589000000",
+    },
+    {**KAFKA_UPDATE, "kafka_offset": 2},  # offsets 2 (UPDATE_BEFOR) and 3 (UPDATE_AFTER)
+    {
+        **KAFKA_ROW,
+        "kafka_offset": 4,
+        "op": "d",
+        "before": WOMAN,
+        "after": None,
+        "event_ts": datetime(2021, 5, 8, 7, 17, 46),
+        "source_seq": Decimal("1620457642589000002"),
+        "source_position": "1620457642589000002",
+    },
+]
+# The one-record update (UPDATE_AFTER with both images) is the same update as one event.
+EXPECTED_ONE_RECORD_EVENTS = [{**KAFKA_UPDATE, "kafka_offset": 0}]
+
+# Our Oracle edge cases: all six StreamX types, values as their JSON text, BYTES kept as base64.
+ORACLE = {
+    "source_db_type": "oracle",
+    "source_database": "ORCL",
+    "source_schema": "SHOP",
+    "source_table": "ORDERS",
+    "row_index": 0,
+}
+ORACLE_TYPES = {
+    "ID": "LONG",
+    "FLAG": "BOOLEAN",
+    "PRICE": "DOUBLE",
+    "CREATED": "DATE",
+    "PAYLOAD": "BYTES",
+    "NOTE": "STRING",
+    "rowid": "STRING",
+}
+ORACLE_ROW = {
+    "ID": "9007199254740993",  # above 2^53: every digit kept
+    "FLAG": "true",
+    "PRICE": "12.5",
+    "CREATED": "1590315269000",
+    "PAYLOAD": "5rWL6K+VdGV4dDEyMw==",  # the vendor's "测试text123"
+    "NOTE": None,
+    "rowid": "AAIUMPAAFAACxExAAE",
+}
+EDGE_TS = datetime(2023, 11, 14, 22, 13, 20)
+EXPECTED_EDGE_EVENTS = [
+    {
+        **ORACLE,
+        "kafka_offset": 0,
+        "op": "c",
+        "before": None,
+        "after": ORACLE_ROW,
+        "column_types": ORACLE_TYPES,
+        "primary_key": ["ID"],
+        "event_ts": None,  # eventTime -1: unknown
+        "source_seq": Decimal("1700000000000000001"),
+        "source_position": "8234567",  # the Oracle scn
+        "ddl_sql": None,
+    },
+    {
+        **NO_EVENT_DATA,
+        "kafka_offset": 1,
+        "op": "begin",
+        "event_ts": EDGE_TS,
+        "source_seq": Decimal("1700000000000000002"),
+        "source_position": "8234570",
+    },
+    # offset 2: an UPDATE_BEFOR whose UPDATE_AFTER has not landed: no event yet.
+    {
+        **NO_EVENT_DATA,
+        **ORACLE,
+        "kafka_offset": 3,
+        "op": "t",
+        "event_ts": EDGE_TS,
+        "source_seq": Decimal("1700000000000000004"),
+        "source_position": "8234572",
+        "ddl_sql": "TRUNCATE TABLE ORDERS",
+    },
+    {
+        **NO_EVENT_DATA,
+        "kafka_offset": 4,
+        "op": "commit",
+        "event_ts": EDGE_TS,
+        "source_seq": Decimal("1700000000000000005"),
+        "source_position": "8234573",
+    },
+    {
+        # UPDATE_AFTER at offset 5, its UPDATE_BEFOR at offset 6: the event takes the before half's offset.
+        **ORACLE,
+        "kafka_offset": 6,
+        "op": "u",
+        "before": ORACLE_ROW,
+        "after": {**ORACLE_ROW, "PRICE": "13.75", "FLAG": "false"},
+        "column_types": ORACLE_TYPES,
+        "primary_key": ["ID"],
+        "event_ts": EDGE_TS,
+        "source_seq": Decimal("1700000000000000006"),
+        "source_position": "8234580",
+        "ddl_sql": None,
+    },
+    {
+        **NO_EVENT_DATA,
+        **ORACLE,
+        "kafka_offset": 7,
+        "op": "ddl",
+        "event_ts": EDGE_TS,
+        "source_seq": Decimal("1700000000000000007"),
+        "source_position": "8234590",
+        "ddl_sql": "CREATE TABLE ORDERS_COPY AS SELECT * FROM ORDERS",
+    },
+]
+
+
+def format_events(spark, warehouse, topic: str) -> list[dict]:
+    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
+    rows = []
+    for row in events.collect():
+        event = row.asDict(recursive=True)
+        assert len(event.pop("event_id")) == 64
+        assert event.pop("ingested_at") is not None
+        assert event.pop("source_format") == topic.split(".")[0]
+        assert event.pop("topic") == topic
+        assert event.pop("kafka_partition") == 0
+        rows.append(event)
+    return rows
+
+
+def test_datahub_blob_examples_become_these_events(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, BLOB_TOPIC) == EXPECTED_BLOB_EVENTS
+
+
+def test_kafka_examples_become_these_events(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, KAFKA_TOPIC) == EXPECTED_KAFKA_EVENTS
+
+
+def test_one_record_update_is_one_event(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, ONE_RECORD_TOPIC) == EXPECTED_ONE_RECORD_EVENTS
+
+
+def test_oracle_types_transactions_and_pairing_edge_cases(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, EDGE_TOPIC) == EXPECTED_EDGE_EVENTS
+
+
+def test_update_pairs_list_both_halves(spark, built_warehouse):
+    pairs = read_table(spark, built_warehouse, "int_aliyun_streamx_json__update_pairs").orderBy("topic", "kafka_offset")
+    assert [(p.topic, p.sequence_id, [m.kafka_offset for m in p.message_offsets]) for p in pairs.collect()] == [
+        (EDGE_TOPIC, "1700000000000000006", [6, 5]),
+        (BLOB_TOPIC, "1605339516000000005", [1, 2]),
+        (KAFKA_TOPIC, "1620457642589000001", [2, 3]),
+    ]
+
+
+def test_ddl_meta_is_kept_as_opaque_text(spark, built_warehouse):
+    vendor_text = (built_warehouse_examples() / "seed_000_datahub_blob.jsonl").read_text().splitlines()[5]
+    (staged,) = (
+        read_table(spark, built_warehouse, "stg_aliyun_streamx_json__messages")
+        .where(f"topic = '{BLOB_TOPIC}' and kafka_offset = 5")
+        .collect()
+    )
+    assert staged.ddl_meta.startswith("rO0ABXNyACljb20uYWxpYmFiYS5kaS5wbHVnaW4u")  # Java serialization magic
+    assert f'"ddlMeta":"{staged.ddl_meta}"' in vendor_text
+
+
+def built_warehouse_examples():
+    from conftest import VENDOR_EXAMPLES
+
+    return VENDOR_EXAMPLES / FORMAT
+
+
+def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
+    quarantined = (
+        read_table(spark, built_warehouse, "cdc_quarantine").where(f"topic = '{BAD_TOPIC}'").orderBy("kafka_offset")
+    ).collect()
+    not_canonical = "unused bits of the last character are not zero (not canonical)"
+    not_streamx = "not a DataWorks StreamX JSON message (malformed JSON or wrong field types)"
+    assert [(q.kafka_offset, q.reason) for q in quarantined] == [
+        (0, not_streamx),
+        (1, "unknown operation: GTID"),
+        (2, "BYTES value is not strict base64: after.bin: length 11 is not a multiple of 4"),
+        (3, "BYTES value is not strict base64: after.bin: " + not_canonical),
+        (4, "INSERT without an after image (payload.after.dataColumn)"),
+        (5, not_streamx),  # eventTime "yesterday"
+        (6, "UPDATE_BEFOR half of an update without a sequenceId to pair it"),
+        (7, "sequenceId is not a number: 17e3"),
+        (8, "BYTES value is not strict base64: after.bin: length 9 is not a multiple of 4"),  # a line break
+        (9, not_streamx),  # a JSON string, not an object
+    ]
+    assert all(q.source_format == FORMAT for q in quarantined)
+    lines = (built_warehouse_examples() / "bad_messages.jsonl").read_bytes().splitlines()
+    assert [bytes(q.raw_value) for q in quarantined] == lines
+    assert read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{BAD_TOPIC}'").count() == 0
