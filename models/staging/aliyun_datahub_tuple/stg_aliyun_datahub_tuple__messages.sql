@@ -68,10 +68,11 @@ checked as (
             when try_cast(classified.execute_time as bigint) >= {{ aliyun_max_epoch_millis() }}
                 then concat('_execute_time_ out of range: ', classified.execute_time)
             -- Insert: after image only; delete: before image only; update half: one of the two.
-            when not (
-                (classified.op in ('c', 'u') and classified.image_flags = 'N/Y')
-                or (classified.op in ('d', 'u') and classified.image_flags = 'Y/N')
-            )
+            when
+                not (
+                    (classified.op in ('c', 'u') and classified.image_flags = 'N/Y')
+                    or (classified.op in ('d', 'u') and classified.image_flags = 'Y/N')
+                )
                 then concat(
                         'image flags _before_image_=', coalesce(classified.before_image_flag, 'null'),
                         ' _after_image_=', coalesce(classified.after_image_flag, 'null'),
