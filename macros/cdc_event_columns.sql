@@ -11,13 +11,14 @@
 
 {#
     What identifies one change at its source, for vendors that give a position: the same position, sequence,
-    row, operation and images on the same table are the same change, whatever offset it was landed at.
+    row, operation and images on the same table in the same topic are the same change, whatever offset it
+    was landed at. (Another topic is another stream, e.g. a second task: its copy is kept.)
     The images count because some positions are shared by several changes (a MongoDB transaction's
     clusterTime, a Canal batch id).
 #}
 {% macro source_change_identity(relation) -%}
     {%- set columns = [
-        'source_format', 'source_database', 'source_schema', 'source_table', 'source_position',
+        'source_format', 'topic', 'source_database', 'source_schema', 'source_table', 'source_position',
         'source_seq', 'row_index', 'op'
     ] -%}
     {%- set expressions = [] -%}
