@@ -20,9 +20,22 @@ VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 os.environ.setdefault("CDC_JARS_DIR", str(PROJECT_DIR / "jars" / "lib"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# The suite starts a dozen short-lived Spark drivers on tiny data: the C2 compiler's warm-up costs them more
+# than it gives back (about 15% of the suite's time on 2 cores).
+os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 # Writer schema of the Huawei DRS Avro test records (dbt var huawei_drs_avro_schema reads this).
 DRS_AVRO_SCHEMA = Path(__file__).resolve().parent / "schemas" / "drs_record.avsc"
 os.environ.setdefault("CDC_DRS_AVRO_SCHEMA", str(DRS_AVRO_SCHEMA))
+
+
+# tryfirst: xdist turns the markers into group names in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """With `-n 2 --dist loadgroup` (make test), the tests of the shared built warehouse run in one worker and
+    each other module in one worker, so a module's or the warehouse's fixtures are built once."""
+    for item in items:
+        group = "built_warehouse" if "built_warehouse" in item.fixturenames else item.module.__name__
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +82,46 @@ class Warehouse:
 
     def table_path(self, schema: str, table: str) -> str:
         return str(self.root / "tables" / f"{schema}.db" / table)
+
+
+@pytest.fixture(scope="session")
+def dbt_work_dir(tmp_path_factory) -> Path:
+    """One target and log folder for the in-process dbt runs, so they share dbt's partial parse."""
+    return tmp_path_factory.mktemp("in_process_dbt")
+
+
+def dbt_in_process(spark, work_dir: Path, *arguments: str, dbt_vars: dict | None = None, check: bool = True):
+    """Run a dbt command in this process, on the test session (no JVM start): dbt-spark's session method
+    gets the running session, and the project's plugin registers the UDFs in it as in any dbt process."""
+    import json
+
+    from dbt.cli.main import dbtRunner
+
+    assert spark is not None, "the in-process runner works on the test session: request the spark fixture"
+    result = dbtRunner().invoke(
+        [
+            *arguments,
+            "--project-dir",
+            str(PROJECT_DIR),
+            *(["--vars", json.dumps(dbt_vars)] if dbt_vars else []),
+            "--target-path",
+            str(work_dir / "target"),
+            "--log-path",
+            str(work_dir / "logs"),
+            "--quiet",
+        ]
+    )
+    if check:
+        assert result.success, f"dbt {' '.join(arguments)} failed: {result.exception or result.result}"
+    return result
+
+
+def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None = None) -> list[dict]:
+    """`dbt show --inline` in this process: the rows of the query, for queries of macros and UDFs only."""
+    result = dbt_in_process(spark, work_dir, "show", "--inline", sql, "--limit", "1000", dbt_vars=dbt_vars)
+    (shown,) = result.result.results
+    table = shown.agate_table
+    return [dict(zip(table.column_names, row, strict=True)) for row in table.rows]
 
 
 def assert_succeeded(result: subprocess.CompletedProcess) -> None:

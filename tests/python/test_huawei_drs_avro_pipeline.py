@@ -4,11 +4,9 @@ the test writer schema (tests/python/schemas/drs_record.avsc, which follows the 
 Expected rows are written out by hand from the records in conftest.
 """
 
-import json
-import subprocess
 from datetime import datetime
 
-from conftest import DRS_AVRO_RECORDS, DRS_AVRO_TYPES, PROJECT_DIR, VENV_BIN, assert_succeeded, drs_avro_record
+from conftest import DRS_AVRO_RECORDS, DRS_AVRO_TYPES, dbt_show_in_process, drs_avro_record
 from test_huawei_drs_json import comparable_event_rows, event_rows, read_table
 
 from python_udfs.huawei_drs_avro import avro_to_json_or_error
@@ -103,21 +101,11 @@ def test_bad_records_are_quarantined_with_reason_and_bytes(spark, built_warehous
     assert event_rows(spark, built_warehouse, BAD_TOPIC) == []
 
 
-def test_without_a_writer_schema_every_message_gets_a_reason_and_the_udf_is_not_called(built_warehouse):
-    env = {key: value for key, value in built_warehouse.env.items() if key != "CDC_DRS_AVRO_SCHEMA"}
+def test_without_a_writer_schema_every_message_gets_a_reason_and_the_udf_is_not_called(spark, dbt_work_dir):
     sql = "select {{ huawei_drs_avro_decoded('value') }}.error as reason from values (cast('x' as binary)) as t(value)"
-    shown = subprocess.run(
-        [str(VENV_BIN / "dbt"), "show", "--inline", sql, "--output", "json"],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert_succeeded(shown)
+    rows = dbt_show_in_process(spark, dbt_work_dir, sql, dbt_vars={"huawei_drs_avro_schema": ""})
     # The UDF with an empty path would say "writer schema  cannot be read": the reason shows it was not called.
-    shown_json = json.loads(shown.stdout[shown.stdout.index("{\n") :])
-    assert shown_json["show"] == [{"reason": NO_SCHEMA}]
+    assert rows == [{"reason": NO_SCHEMA}]
 
 
 def test_an_unreadable_writer_schema_is_a_reason_not_an_exception(tmp_path):

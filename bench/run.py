@@ -1,0 +1,199 @@
+"""make bench: throughput, incremental cost and memory of the project on one embedded Spark session.
+
+1. BENCH_EVENTS (default 1,000,000) generated messages of every format (bench/generate.py) are appended to
+   the landing table of a fresh warehouse under bench/work/.
+2. `dbt build` runs in this process on that session, from an empty warehouse: the full build time.
+3. Decode throughput per format: the staging SQL of each format, as the full build compiled it, evaluated
+   again over all landed messages into Spark's `noop` sink, beside the native baseline on the same
+   messages (`from_json` with an explicit schema; `from_protobuf` / `from_avro` when their jars are in
+   jars/lib, else null with the reason).
+4. 1% more events are landed and `dbt build` runs again: the incremental time.
+5. The peak resident memory of the driver (JVM high-water mark plus this Python process).
+Results: bench/results/latest.json and bench/results/latest.png.
+"""
+
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+WORK_DIR = PROJECT_DIR / "bench" / "work"
+RESULTS_DIR = PROJECT_DIR / "bench" / "results"
+EVENTS = int(os.environ.get("BENCH_EVENTS", "1000000"))
+SEED = int(os.environ.get("BENCH_SEED", "7"))
+# Staging models that decode each format; DTS decodes in two steps (envelopes, then reassembled entries).
+DECODE_MODELS = {
+    "tencent_dts_protobuf": ["stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"],
+}
+NATIVE_UNAVAILABLE = {
+    "tencent_dts_protobuf": "from_protobuf needs org.apache.spark:spark-protobuf_2.13, which the Maven mirror "
+    "this machine reaches does not serve",
+    "huawei_drs_avro": "from_avro needs org.apache.spark:spark-avro_2.13 for Spark 4.2, which the Maven mirror "
+    "this machine reaches does not serve",
+}
+
+
+def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
+    """Append generated messages after the landed offsets of their topics; messages per format."""
+    import pandas as pd
+
+    from bench.generate import messages
+    from python_udfs.landing_table import LANDING_TABLE
+
+    next_offset = {
+        row.topic: row.last + 1
+        for row in spark.sql(f"select topic, max(kafka_offset) as last from {LANDING_TABLE} group by topic").collect()
+    }
+    counts: dict[str, int] = {}
+    rows = []
+    for source_format, topic, value in messages(events, seed, first_seq):
+        offset = next_offset.get(topic, 0)
+        next_offset[topic] = offset + 1
+        counts[source_format] = counts.get(source_format, 0) + 1
+        rows.append((source_format, topic, 0, offset, value))
+    frame = pd.DataFrame(rows, columns=["source_format", "topic", "kafka_partition", "kafka_offset", "value"])
+    frame["kafka_partition"] = frame["kafka_partition"].astype("int32")
+    (
+        spark.createDataFrame(frame)
+        .selectExpr(
+            "source_format",
+            "topic",
+            "kafka_partition",
+            "kafka_offset",
+            "cast(null as binary) as kafka_key",
+            "value",
+            "cast(null as timestamp) as kafka_timestamp",
+            "current_timestamp() as ingested_at",
+        )
+        .write.format("delta")
+        .mode("append")
+        .saveAsTable(LANDING_TABLE)
+    )
+    return counts
+
+
+def dbt_build() -> float:
+    from dbt.cli.main import dbtRunner
+
+    started = time.perf_counter()
+    result = dbtRunner().invoke(["build", "--project-dir", str(PROJECT_DIR), "--target-path", str(WORK_DIR / "target")])
+    seconds = time.perf_counter() - started
+    if not result.success:
+        raise SystemExit(f"bench: dbt build failed: {result.exception or result.result}")
+    return seconds
+
+
+def timed_noop(spark, sql: str) -> float:
+    started = time.perf_counter()
+    spark.sql(sql).write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - started
+
+
+def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]:
+    from python_udfs.landing_table import LANDING_TABLE
+
+    compiled = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
+    figures = {}
+    for source_format, messages in counts.items():
+        models = DECODE_MODELS.get(source_format, [f"stg_{source_format}__messages"])
+        seconds = sum(timed_noop(spark, (compiled / source_format / f"{m}.sql").read_text()) for m in models)
+        landed = f"select value from {LANDING_TABLE} where source_format = '{source_format}'"
+        figure = {"messages": messages, "rows_per_s": round(messages / seconds / cores)}
+        if source_format in NATIVE_UNAVAILABLE:
+            figure.update(
+                baseline=None, baseline_rows_per_s=None, baseline_unavailable=NATIVE_UNAVAILABLE[source_format]
+            )
+        else:
+            sample = spark.sql(f"{landed} limit 1").first().value.decode()
+            schema = spark.sql("select schema_of_json(:sample) as s", args={"sample": sample}).first().s
+            native = timed_noop(
+                spark, f"select from_json(cast(value as string), '{schema}') as message from ({landed}) as landed"
+            )
+            figure.update(baseline="from_json", baseline_rows_per_s=round(messages / native / cores))
+        figures[source_format] = figure
+        print(f"bench: {source_format}: {figure}", flush=True)
+    return figures
+
+
+def peak_rss_mb(spark) -> int:
+    def high_water_mark_kb(pid: int) -> int:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+        return 0
+
+    jvm_pid = spark.sparkContext._gateway.proc.pid
+    return round((high_water_mark_kb(jvm_pid) + high_water_mark_kb(os.getpid())) / 1024)
+
+
+def chart(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    formats = list(results["decode"])
+    project = [results["decode"][f]["rows_per_s"] for f in formats]
+    native = [results["decode"][f]["baseline_rows_per_s"] or 0 for f in formats]
+    figure, (decode_axis, build_axis) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [3, 1]})
+    positions = range(len(formats))
+    decode_axis.bar([p - 0.2 for p in positions], project, 0.4, label="project path")
+    decode_axis.bar([p + 0.2 for p in positions], native, 0.4, label="native baseline (0: unavailable)")
+    decode_axis.set_xticks(list(positions), formats, rotation=30, ha="right")
+    decode_axis.set_ylabel("rows / s / core")
+    decode_axis.set_title(f"Decode, {results['events']:,} events, {results['cores']} cores")
+    decode_axis.legend()
+    build = results["build"]
+    build_axis.bar(["full", "incremental 1%"], [build["full_s"], build["incremental_1pct_s"]])
+    build_axis.set_ylabel("dbt build, s")
+    build_axis.set_title(f"Build (peak driver RSS {results['peak_rss_mb']} MB)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
+def main() -> int:
+    if EVENTS < 1000:
+        print("bench: BENCH_EVENTS must be at least 1000", file=sys.stderr)
+        return 2
+    shutil.rmtree(WORK_DIR, ignore_errors=True)
+    WORK_DIR.mkdir(parents=True)
+    os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
+    sys.path.insert(0, str(PROJECT_DIR))
+
+    from python_udfs.session import open_session, profile_spark_settings
+
+    spark = open_session(profile_spark_settings())
+    cores = spark.sparkContext.defaultParallelism
+    counts = land(spark, EVENTS, SEED, first_seq=0)
+    full_s = dbt_build()
+    # Generated messages are all valid: a quarantined one means the generator or a model is wrong.
+    quarantined = {
+        row.source_format: row.messages
+        for row in spark.sql(
+            "select source_format, count(*) as messages from cdc.cdc_quarantine group by source_format"
+        ).collect()
+    }
+    decode = decode_figures(spark, counts, cores)
+    land(spark, EVENTS // 100, SEED + 1, first_seq=EVENTS)
+    incremental_s = dbt_build()
+    results = {
+        "events": EVENTS,
+        "messages": sum(counts.values()),
+        "cores": cores,
+        "decode": decode,
+        "build": {"full_s": round(full_s, 1), "incremental_1pct_s": round(incremental_s, 1)},
+        "peak_rss_mb": peak_rss_mb(spark),
+        "quarantined_in_full_build": quarantined,
+    }
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    (RESULTS_DIR / "latest.json").write_text(json.dumps(results, indent=2) + "\n")
+    chart(results, RESULTS_DIR / "latest.png")
+    print(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
