@@ -164,7 +164,7 @@ def _streamx_image(row: dict | None) -> dict | None:
 
 
 def streamx(change: Change) -> list[bytes]:
-    def message(op: str, before: dict | None, after: dict | None, ddl: str | None = None) -> bytes:
+    def message(op: str, before: dict | None, after: dict | None, ddl: dict | None = None) -> bytes:
         has_rows = op not in ("MHEARTBEAT",)
         return _json(
             {
@@ -188,7 +188,7 @@ def streamx(change: Change) -> list[bytes]:
     if change.kind == "heartbeat":
         return [message("MHEARTBEAT", None, None)]
     if change.kind == "ddl":
-        return [message("ALTER", None, None, f"ALTER TABLE `{change.table}` COMMENT 'seq {change.seq}'")]
+        return [message("ALTER", None, None, {"text": f"ALTER TABLE `{change.table}` COMMENT 'seq {change.seq}'"})]
     if change.kind == "insert":
         return [message("INSERT", None, change.after)]
     if change.kind == "delete":

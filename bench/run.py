@@ -22,8 +22,6 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 WORK_DIR = PROJECT_DIR / "bench" / "work"
 RESULTS_DIR = PROJECT_DIR / "bench" / "results"
-EVENTS = int(os.environ.get("BENCH_EVENTS", "1000000"))
-SEED = int(os.environ.get("BENCH_SEED", "7"))
 # Staging models that decode each format; DTS decodes in two steps (envelopes, then reassembled entries).
 DECODE_MODELS = {
     "tencent_dts_protobuf": ["stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"],
@@ -93,6 +91,8 @@ def timed_noop(spark, sql: str) -> float:
 
 
 def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]:
+    from pyspark.sql import functions as F
+
     from python_udfs.landing_table import LANDING_TABLE
 
     compiled = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
@@ -108,7 +108,7 @@ def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]
             )
         else:
             sample = spark.sql(f"{landed} limit 1").first().value.decode()
-            schema = spark.sql("select schema_of_json(:sample) as s", args={"sample": sample}).first().s
+            schema = spark.range(1).select(F.schema_of_json(F.lit(sample))).first()[0]
             native = timed_noop(
                 spark, f"select from_json(cast(value as string), '{schema}') as message from ({landed}) as landed"
             )
@@ -155,19 +155,29 @@ def chart(results: dict, path: Path) -> None:
 
 
 def main() -> int:
-    if EVENTS < 1000:
+    try:
+        events = int(os.environ.get("BENCH_EVENTS", "1000000"))
+        seed = int(os.environ.get("BENCH_SEED", "7"))
+    except ValueError as exc:
+        print(f"bench: BENCH_EVENTS and BENCH_SEED must be whole numbers ({exc})", file=sys.stderr)
+        return 2
+    if events < 1000:
         print("bench: BENCH_EVENTS must be at least 1000", file=sys.stderr)
         return 2
     shutil.rmtree(WORK_DIR, ignore_errors=True)
     WORK_DIR.mkdir(parents=True)
     os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
     sys.path.insert(0, str(PROJECT_DIR))
+    from bench.generate import DRS_AVRO_SCHEMA
+
+    # The generated DRS Avro records are written with the test writer schema (the vendor's is not public).
+    os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
 
     from python_udfs.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism
-    counts = land(spark, EVENTS, SEED, first_seq=0)
+    counts = land(spark, events, seed, first_seq=0)
     full_s = dbt_build()
     # Generated messages are all valid: a quarantined one means the generator or a model is wrong.
     quarantined = {
@@ -177,10 +187,10 @@ def main() -> int:
         ).collect()
     }
     decode = decode_figures(spark, counts, cores)
-    land(spark, EVENTS // 100, SEED + 1, first_seq=EVENTS)
+    land(spark, events // 100, seed + 1, first_seq=events)
     incremental_s = dbt_build()
     results = {
-        "events": EVENTS,
+        "events": events,
         "messages": sum(counts.values()),
         "cores": cores,
         "decode": decode,

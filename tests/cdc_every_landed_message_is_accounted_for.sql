@@ -11,10 +11,10 @@ with
 
 landed as (
     select distinct
-        raw.topic,
-        raw.kafka_partition,
-        raw.kafka_offset
-    from {{ source('landing', 'cdc_raw') }} as raw
+        raw_messages.topic,
+        raw_messages.kafka_partition,
+        raw_messages.kafka_offset
+    from {{ source('landing', 'cdc_raw') }} as raw_messages
 ),
 
 dts_group_parts as (
@@ -29,7 +29,7 @@ aliyun_update_halves as (
     {% for pairs in [ref('int_aliyun_streamx_json__update_pairs'), ref('int_aliyun_datahub_tuple__update_pairs')] %}
         select
             pairs.topic,
-            inline(pairs.message_offsets)
+            inline(pairs.message_offsets) as (kafka_partition, kafka_offset)
         from {{ pairs }} as pairs
         {% if not loop.last %}union all{% endif %}
     {% endfor %}

@@ -20,22 +20,9 @@ VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 os.environ.setdefault("CDC_JARS_DIR", str(PROJECT_DIR / "jars" / "lib"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-# The suite starts a dozen short-lived Spark drivers on tiny data: the C2 compiler's warm-up costs them more
-# than it gives back (about 15% of the suite's time on 2 cores).
-os.environ.setdefault("CDC_DRIVER_JAVA_OPTIONS", "-XX:TieredStopAtLevel=1")
 # Writer schema of the Huawei DRS Avro test records (dbt var huawei_drs_avro_schema reads this).
 DRS_AVRO_SCHEMA = Path(__file__).resolve().parent / "schemas" / "drs_record.avsc"
 os.environ.setdefault("CDC_DRS_AVRO_SCHEMA", str(DRS_AVRO_SCHEMA))
-
-
-# tryfirst: xdist turns the markers into group names in its own hook of the same name.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """With `-n 2 --dist loadgroup` (make test), the tests of the shared built warehouse run in one worker and
-    each other module in one worker, so a module's or the warehouse's fixtures are built once."""
-    for item in items:
-        group = "built_warehouse" if "built_warehouse" in item.fixturenames else item.module.__name__
-        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -263,5 +250,6 @@ def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
             str(avro_cases),
         )
     )
-    assert_succeeded(warehouse.dbt("build"))
+    # own_schema_evolution.jsonl brings a type no seed maps: test_types expects this one test to fail.
+    assert_succeeded(warehouse.dbt("build", "--exclude", "cdc_every_vendor_type_is_mapped"))
     yield warehouse
