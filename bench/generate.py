@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from python_udfs.formats import SOURCE_FORMATS
@@ -55,15 +56,16 @@ class ChangeStream:
             key = self.seq
             live[key] = self.row(key, ts_ms)
             return Change("insert", table, self.seq, ts_ms, after=live[key])
-        key = self.rng.choice(list(live)) if len(live) < 64 else self.rng.choice(list(live)[-64:])
+        # Changes go to the 64 most recently inserted live keys: O(1) per change however large the table.
+        key = self.rng.choice(list(islice(reversed(live), 64)))
         before = live[key]
-        if roll < 0.90:
+        if roll < 0.75:
             live[key] = {**self.row(key, ts_ms), "id": before["id"]}
-            kind = "update" if roll < 0.75 else "partial_update"
-            after = live[key] if kind == "update" else {"id": before["id"], "amount": live[key]["amount"]}
-            if kind == "partial_update":
-                live[key] = {**before, "amount": live[key]["amount"]}
-            return Change(kind, table, self.seq, ts_ms, before=before, after=after)
+            return Change("update", table, self.seq, ts_ms, before=before, after=live[key])
+        if roll < 0.90:
+            live[key] = {**before, "amount": self.row(key, ts_ms)["amount"]}
+            after = {"id": before["id"], "amount": live[key]["amount"]}
+            return Change("partial_update", table, self.seq, ts_ms, before=before, after=after)
         del live[key]
         return Change("delete", table, self.seq, ts_ms, before=before)
 
@@ -122,8 +124,7 @@ def drs_mysql_form(change: Change, deleted_rows_in: str) -> list[bytes]:
 
 
 def kafkariver(change: Change) -> list[bytes]:
-    if change.kind in ("ddl", "heartbeat"):
-        change = Change("insert", change.table, change.seq, change.ts_ms, after=_filler_row(change.seq))
+    change = _row_change(change)
     image = change.before if change.kind == "delete" else {**(change.before or {}), **change.after}
     columns = []
     for name, mysql_type in MYSQL_TYPES.items():
@@ -198,8 +199,7 @@ def streamx(change: Change) -> list[bytes]:
 
 
 def datahub_tuple(change: Change) -> list[bytes]:
-    if change.kind in ("ddl", "heartbeat"):
-        change = Change("insert", change.table, change.seq, change.ts_ms, after=_filler_row(change.seq))
+    change = _row_change(change)
 
     def record(operation: str, image: dict, before_flag: str, after_flag: str) -> bytes:
         meta = {
@@ -221,8 +221,7 @@ def datahub_tuple(change: Change) -> list[bytes]:
 
 
 def mongo(change: Change) -> list[bytes]:
-    if change.kind in ("ddl", "heartbeat"):
-        change = Change("insert", change.table, change.seq, change.ts_ms, after=_filler_row(change.seq))
+    change = _row_change(change)
     object_id = f'ObjectId("{int(change.table[1:]):08x}{int((change.before or change.after)["id"]):016x}")'
 
     def shell(row: dict) -> str:
@@ -260,8 +259,12 @@ def mongo(change: Change) -> list[bytes]:
     return [_json(document)]
 
 
-def _filler_row(seq: int) -> dict:
-    return {"id": str(10**9 + seq), "name": "filler", "amount": "0.00", "updated": "2026-03-02 08:00:00"}
+def _row_change(change: Change) -> Change:
+    """Formats without DDL or heartbeat messages get an insert of a filler row in that slot."""
+    if change.kind not in ("ddl", "heartbeat"):
+        return change
+    filler = {"id": str(10**9 + change.seq), "name": "filler", "amount": "0.00", "updated": "2026-03-02 08:00:00"}
+    return Change("insert", change.table, change.seq, change.ts_ms, after=filler)
 
 
 def dts(change: Change, rng: random.Random) -> list[bytes]:
@@ -311,19 +314,16 @@ def dts(change: Change, rng: random.Random) -> list[bytes]:
 
 
 def drs_avro(change: Change, schema: dict) -> list[bytes]:
+    """The DRS JSON record of the change, written as one schemaless Avro record."""
     import fastavro
 
+    (message,) = drs_mysql_form(change, deleted_rows_in="old")
+    record = json.loads(message)
+    # The writer schema's mysqlType carries bare type names, as DRS JSON's examples do.
+    record["mysqlType"] = {k: v.split("(")[0] for k, v in (record["mysqlType"] or {}).items()} or None
     buffer = io.BytesIO()
-    records = []
-    for message in drs_mysql_form(change, deleted_rows_in="old"):
-        document = json.loads(message)
-        document["mysqlType"] = {k: v.split("(")[0] for k, v in (document["mysqlType"] or {}).items()} or None
-        document["sqlType"] = document["sqlType"] or None
-        fastavro.schemaless_writer(buffer, schema, document)
-        records.append(buffer.getvalue())
-        buffer.seek(0)
-        buffer.truncate()
-    return records
+    fastavro.schemaless_writer(buffer, schema, record)
+    return [buffer.getvalue()]
 
 
 def renderers(rng: random.Random) -> dict[str, Callable[[Change], list[bytes]]]:

@@ -4,6 +4,7 @@ The in-process session keeps its catalog in memory (no Derby), so dbt and cdc-la
 subprocesses against their own embedded Derby metastore while tests read the Delta tables by path.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -80,8 +81,6 @@ def dbt_work_dir(tmp_path_factory) -> Path:
 def dbt_in_process(spark, work_dir: Path, *arguments: str, dbt_vars: dict | None = None, check: bool = True):
     """Run a dbt command in this process, on the test session (no JVM start): dbt-spark's session method
     gets the running session, and the project's plugin registers the UDFs in it as in any dbt process."""
-    import json
-
     from dbt.cli.main import dbtRunner
 
     assert spark is not None, "the in-process runner works on the test session: request the spark fixture"
