@@ -21,19 +21,49 @@
     half, each counted in (kafka_partition, kafka_offset) order, so a replayed pair makes a second
     pair instead of a conflict. A half without its partner yet produces nothing and waits.
     The pair takes the before half's partition and offset and the later ingested_at of the two.
+    Incremental: a run pairs again only the sequence ids with a half landed in its lookback window and
+    appends the pairs it did not make before.
 #}
 {% macro aliyun_update_pairs(staging_model) %}
     with
 
-    halves as (
-        select
-            staged.*,
-            row_number() over (
-                partition by staged.topic, staged.sequence_id, staged.update_half
-                order by staged.kafka_partition, staged.kafka_offset
-            ) as pair_number
+    all_halves as (
+        select staged.*
         from {{ staging_model }} as staged
         where staged.quarantine_reason is null and staged.update_half is not null
+    ),
+
+    {% if is_incremental() %}
+        touched_sequences as (
+            select distinct
+                all_halves.topic,
+                all_halves.sequence_id
+            from all_halves
+            where {{ within_lookback('all_halves.ingested_at', 'ingested_at') }}
+        ),
+
+        candidate_halves as (
+            select /*+ broadcast(touched_sequences) */ all_halves.*
+            from all_halves
+            left semi join touched_sequences
+                on
+                    all_halves.topic = touched_sequences.topic
+                    and all_halves.sequence_id = touched_sequences.sequence_id
+        ),
+    {% else %}
+        candidate_halves as (
+            select * from all_halves
+        ),
+    {% endif %}
+
+    halves as (
+        select
+            candidate_halves.*,
+            row_number() over (
+                partition by candidate_halves.topic, candidate_halves.sequence_id, candidate_halves.update_half
+                order by candidate_halves.kafka_partition, candidate_halves.kafka_offset
+            ) as pair_number
+        from candidate_halves
     ),
 
     before_halves as (
@@ -81,6 +111,13 @@
             before_halves.topic = after_halves.topic
             and before_halves.sequence_id = after_halves.sequence_id
             and before_halves.pair_number = after_halves.pair_number
+    {% if is_incremental() %}
+        left anti join {{ this }} as known_pairs
+            on
+                before_halves.topic = known_pairs.topic
+                and before_halves.sequence_id = known_pairs.sequence_id
+                and before_halves.pair_number = known_pairs.pair_number
+    {% endif %}
 {% endmacro %}
 
 

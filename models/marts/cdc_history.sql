@@ -3,7 +3,8 @@
         materialized='incremental',
         incremental_strategy='merge',
         unique_key='scd_id',
-        on_schema_change='fail'
+        on_schema_change='fail',
+        tblproperties={'delta.enableDeletionVectors': 'true'}
     )
 }}
 
@@ -14,11 +15,13 @@
     (re-reading the lookback window), from all of that key's events, and merges the versions by scd_id.
     A late or out-of-order event is therefore stitched into its chain like any other. The set of versions
     of a key only grows as events arrive, so an upsert never leaves a stale version behind.
+    Deletion vectors let the merge mark the replaced versions instead of rewriting every file that holds
+    one: the touched keys are spread over the whole table.
 #}
 
 with
 
-key_steps as (
+all_key_steps as (
     select * from {{ ref('int_cdc_history__key_steps') }}
 ),
 
@@ -40,6 +43,39 @@ truncations as (
     where op = 't'
 ),
 
+{% if is_incremental() %}
+    -- The touched keys are few: broadcasting them keeps every pass over all steps free of shuffles, so
+    -- an incremental run costs a scan of the steps plus work on the touched chains only.
+    new_truncations as (
+        select *
+        from truncations
+        where {{ within_lookback('truncations.ingested_at', 'ingested_at') }}
+    ),
+
+    touched_chains as (
+        select all_key_steps.chain_id
+        from all_key_steps
+        where {{ within_lookback('all_key_steps.ingested_at', 'ingested_at') }}
+        union
+        -- A new truncate touches every key of its table.
+        select /*+ broadcast(new_truncations) */ all_key_steps.chain_id
+        from all_key_steps
+        left semi join new_truncations
+            on {{ same_source_table('all_key_steps', 'new_truncations') }}
+    ),
+
+    key_steps as (
+        select /*+ broadcast(touched_chains) */ all_key_steps.*
+        from all_key_steps
+        left semi join touched_chains
+            on all_key_steps.chain_id = touched_chains.chain_id
+    ),
+{% else %}
+    key_steps as (
+        select * from all_key_steps
+    ),
+{% endif %}
+
 table_keys as (
     select distinct
         chain_id,
@@ -50,22 +86,6 @@ table_keys as (
         pk
     from key_steps
 ),
-
-{% if is_incremental() %}
-    touched_chains as (
-        select key_steps.chain_id
-        from key_steps
-        where {{ within_lookback('key_steps.ingested_at', 'ingested_at') }}
-        union
-        -- A new truncate touches every key of its table.
-        select table_keys.chain_id
-        from table_keys
-        inner join truncations
-            on
-                {{ same_source_table('table_keys', 'truncations') }}
-                and {{ within_lookback('truncations.ingested_at', 'ingested_at') }}
-    ),
-{% endif %}
 
 truncation_steps as (
     select
@@ -103,10 +123,6 @@ ordered_steps as (
         -- Row changes of the key so far: a truncate before the key's first change does not concern it.
         count_if(chain_steps.step_kind != 'truncate') over key_chain as row_changes_so_far
     from chain_steps
-    {% if is_incremental() %}
-        left semi join touched_chains
-            on chain_steps.chain_id = touched_chains.chain_id
-    {% endif %}
     window key_chain as (
         partition by chain_steps.chain_id
         order by

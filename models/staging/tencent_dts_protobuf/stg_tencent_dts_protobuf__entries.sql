@@ -1,18 +1,75 @@
-{{ config(materialized='table') }}
-
 {#
     Reassembles split envelopes and decodes each complete Entries once. The vendor's consumer reads a
     partition in offset order: a part with index 0 starts a group, parts are appended until index is
     total - 1. A group whose parts are missing, repeated or out of order is quarantined whole, never
     half-decoded; the last group of a partition that is still incomplete waits for its next parts.
+
+    Incremental: a run regroups each partition from its first message that no earlier run settled (the
+    parts of a waiting group, new messages), or from the settled group before it, and appends the groups
+    not settled before. A message that lands after the group it falls into was settled is quarantined on
+    its own.
 #}
 
 with
 
-envelopes as (
+all_envelopes as (
     select *
     from {{ ref('stg_tencent_dts_protobuf__envelopes') }}
 ),
+
+{% if is_incremental() %}
+    settled_offsets as (
+        select
+            settled.topic,
+            settled.kafka_partition,
+            part_offset as kafka_offset
+        from {{ this }} as settled
+            lateral view explode(settled.part_offsets) settled_parts as part_offset
+    ),
+
+    first_unsettled as (
+        select
+            unsettled.topic,
+            unsettled.kafka_partition,
+            min(unsettled.kafka_offset) as kafka_offset
+        from all_envelopes as unsettled
+        left anti join settled_offsets
+            on
+                unsettled.topic = settled_offsets.topic
+                and unsettled.kafka_partition = settled_offsets.kafka_partition
+                and unsettled.kafka_offset = settled_offsets.kafka_offset
+        group by unsettled.topic, unsettled.kafka_partition
+    ),
+
+    resume_points as (
+        -- Regrouping starts at the settled group the first unsettled message may belong to, if any.
+        select
+            first_unsettled.topic,
+            first_unsettled.kafka_partition,
+            coalesce(max(settled_groups.kafka_offset), first_unsettled.kafka_offset) as resume_offset
+        from first_unsettled
+        left join {{ this }} as settled_groups
+            on
+                first_unsettled.topic = settled_groups.topic
+                and first_unsettled.kafka_partition = settled_groups.kafka_partition
+                and settled_groups.kafka_offset < first_unsettled.kafka_offset
+        group by first_unsettled.topic, first_unsettled.kafka_partition, first_unsettled.kafka_offset
+    ),
+
+    envelopes as (
+        select /*+ broadcast(resume_points) */ all_envelopes.*
+        from all_envelopes
+        inner join resume_points
+            on
+                all_envelopes.topic = resume_points.topic
+                and all_envelopes.kafka_partition = resume_points.kafka_partition
+                and all_envelopes.kafka_offset >= resume_points.resume_offset
+    ),
+{% else %}
+    envelopes as (
+        select * from all_envelopes
+    ),
+{% endif %}
 
 grouped as (
     select
@@ -90,15 +147,80 @@ settled as (
         or checked.group_offset + checked.parts[0].part_total - 1 <= checked.partition_last_offset
 ),
 
+{% if is_incremental() %}
+    newly_settled as (
+        select settled.*
+        from settled
+        left anti join {{ this }} as known_groups
+            on
+                settled.topic = known_groups.topic
+                and settled.kafka_partition = known_groups.kafka_partition
+                and coalesce(settled.group_offset, settled.parts[0].kafka_offset) = known_groups.kafka_offset
+    ),
+
+    settled_before_parts as (
+        -- Groups an earlier run settled, regrouped because the partition resumes before them.
+        select
+            settled.topic,
+            settled.kafka_partition,
+            settled.parts,
+            settled.ingested_at,
+            settled.partition_last_offset,
+            settled.source_format
+        from settled
+        left semi join {{ this }} as known_groups
+            on
+                settled.topic = known_groups.topic
+                and settled.kafka_partition = known_groups.kafka_partition
+                and coalesce(settled.group_offset, settled.parts[0].kafka_offset) = known_groups.kafka_offset
+    ),
+
+    late_parts as (
+        -- Parts of those groups that their settled run did not have: each on its own, with the reason.
+        select
+            regrouped.topic,
+            regrouped.kafka_partition,
+            regrouped.part.kafka_offset as group_offset,
+            array(regrouped.part) as parts,
+            regrouped.ingested_at,
+            regrouped.partition_last_offset,
+            regrouped.source_format,
+            'Envelope part landed after its group was settled' as group_error,
+            false as is_complete
+        from (
+            select
+                settled_before_parts.*,
+                part
+            from settled_before_parts
+                lateral view explode(settled_before_parts.parts) regrouped_parts as part
+        ) as regrouped
+        left anti join settled_offsets
+            on
+                regrouped.topic = settled_offsets.topic
+                and regrouped.kafka_partition = settled_offsets.kafka_partition
+                and regrouped.part.kafka_offset = settled_offsets.kafka_offset
+    ),
+
+    groups_to_decode as (
+        select * from newly_settled
+        union all
+        select * from late_parts
+    ),
+{% else %}
+    groups_to_decode as (
+        select * from settled
+    ),
+{% endif %}
+
 joined as (
     select
-        settled.*,
+        groups_to_decode.*,
         if(
-            settled.group_error is null and settled.is_complete,
-            aggregate(settled.parts, cast('' as binary), (data, part) -> concat(data, part.part_data)),
+            groups_to_decode.group_error is null and groups_to_decode.is_complete,
+            aggregate(groups_to_decode.parts, cast('' as binary), (data, part) -> concat(data, part.part_data)),
             null
         ) as entries_data
-    from settled
+    from groups_to_decode
 ),
 
 decoded as (
