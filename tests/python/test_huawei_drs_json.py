@@ -8,7 +8,6 @@ import base64
 import json
 from datetime import datetime
 
-import pytest
 from conftest import assert_succeeded
 
 VENDOR_TOPIC = "huawei_drs_json.seed_004_mysql"
@@ -226,29 +225,6 @@ def test_the_dbt_snapshot_of_the_current_state_holds_every_open_version(spark, b
         map(repr, open_versions.select(*keys).collect())
     )
     assert open_versions.where("source_table = 'orders'").count() > 0
-
-
-@pytest.fixture(scope="module")
-def rebuilt_after_redelivery(spark, built_warehouse):
-    """A second writer lands offset 0 of the vendor topic again, bypassing cdc-land's own check."""
-    events_before = event_rows(spark, built_warehouse, VENDOR_TOPIC)
-    landing = built_warehouse.table_path("landing", "cdc_raw")
-    spark.sql(
-        f"""
-        insert into delta.`{landing}`
-        select source_format, topic, kafka_partition, kafka_offset, kafka_key, value, kafka_timestamp,
-               current_timestamp() as ingested_at
-        from delta.`{landing}`
-        where topic = '{VENDOR_TOPIC}' and kafka_offset = 0
-        """
-    )
-    # The models a redelivery could duplicate, and their tests.
-    assert_succeeded(built_warehouse.dbt("build", "--select", "stg_huawei_drs_json__messages", "cdc_events"))
-    return events_before
-
-
-def test_a_redelivered_message_yields_no_second_event(spark, built_warehouse, rebuilt_after_redelivery):
-    assert event_rows(spark, built_warehouse, VENDOR_TOPIC) == rebuilt_after_redelivery
 
 
 def test_dbt_show_finds_the_project_udfs(built_warehouse):
