@@ -47,6 +47,17 @@ def read_messages(paths: list[Path]) -> list[bytes]:
     return messages
 
 
+@dataclass(frozen=True)
+class TopicMessages:
+    """Messages of one (topic, partition), to land at consecutive offsets from first_offset."""
+
+    source_format: str
+    topic: str
+    partition: int
+    first_offset: int
+    messages: list[bytes]
+
+
 def land(
     spark,
     source_format: str,
@@ -57,14 +68,6 @@ def land(
 ) -> LandingResult:
     """Land messages at consecutive offsets from first_offset (default: after the largest landed one)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import (
-        BinaryType,
-        IntegerType,
-        LongType,
-        StringType,
-        StructField,
-        StructType,
-    )
 
     if first_offset is None:
         largest = (
@@ -74,6 +77,29 @@ def land(
             .first()[0]
         )
         first_offset = 0 if largest is None else largest + 1
+    inserted = land_topics(spark, [TopicMessages(source_format, topic, partition, first_offset, messages)])
+    return LandingResult(
+        topic=topic,
+        partition=partition,
+        first_offset=first_offset,
+        last_offset=first_offset + len(messages) - 1,
+        landed=inserted,
+        redeliveries=len(messages) - inserted,
+    )
+
+
+def land_topics(spark, batches: list[TopicMessages]) -> int:
+    """Land the messages of several topics in one Delta MERGE; the number of messages not landed before."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import (
+        BinaryType,
+        IntegerType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
+
     schema = StructType(
         [
             StructField("source_format", StringType()),
@@ -83,8 +109,12 @@ def land(
             StructField("value", BinaryType()),
         ]
     )
-    rows = [(source_format, topic, partition, first_offset + i, message) for i, message in enumerate(messages)]
-    batch = (
+    rows = [
+        (batch.source_format, batch.topic, batch.partition, batch.first_offset + i, message)
+        for batch in batches
+        for i, message in enumerate(batch.messages)
+    ]
+    landed = (
         spark.createDataFrame(rows, schema)
         .withColumn("kafka_key", F.lit(None).cast("binary"))
         # A file carries no producer timestamp: unknown rather than invented.
@@ -93,7 +123,7 @@ def land(
         .select(*(name for name, _ in LANDING_COLUMNS))
     )
     view = "cdc_land_batch"
-    batch.createOrReplaceTempView(view)
+    landed.createOrReplaceTempView(view)
     try:
         metrics = spark.sql(
             f"""
@@ -107,15 +137,7 @@ def land(
         ).first()
     finally:
         spark.catalog.dropTempView(view)
-    inserted = int(metrics["num_inserted_rows"])
-    return LandingResult(
-        topic=topic,
-        partition=partition,
-        first_offset=first_offset,
-        last_offset=first_offset + len(messages) - 1,
-        landed=inserted,
-        redeliveries=len(messages) - inserted,
-    )
+    return int(metrics["num_inserted_rows"])
 
 
 class _OneLineParser(argparse.ArgumentParser):
