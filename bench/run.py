@@ -1,7 +1,8 @@
 """make bench: throughput, incremental cost and memory of the project on one embedded Spark session.
 
 1. BENCH_EVENTS (default 1,000,000) generated messages of every format (bench/generate.py) are appended to
-   the landing table of a fresh warehouse under bench/work/.
+   the landing table of a fresh warehouse under bench/work/, their ingested_at spread over the 100 hours
+   before now as if landed over that time (so the 60-minute lookback window holds 1% of them).
 2. `dbt build` runs in this process on that session, from an empty warehouse: the full build time.
 3. Decode throughput per format: the staging SQL of each format, as the full build compiled it, evaluated
    again over all landed messages into Spark's `noop` sink, beside the native baseline on the same
@@ -34,8 +35,16 @@ NATIVE_UNAVAILABLE = {
 }
 
 
-def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
-    """Append generated messages after the landed offsets of their topics; messages per format."""
+LANDING_CHUNK = 100_000  # messages per landing commit: the driver never holds the whole load in Python
+BASE_LOAD_HOURS = 100  # the full load lands as if spread over these hours before the incremental batch
+
+
+def land(spark, events: int, seed: int, first_seq: int, spread_hours: float = 0) -> dict[str, int]:
+    """Append generated messages after the landed offsets of their topics; messages per format.
+
+    With spread_hours, ingested_at runs evenly from that many hours ago to now in landing order, as a
+    feed landed over that time would: an incremental run then re-reads only its lookback window of it.
+    """
     import pandas as pd
 
     from bench.generate import messages
@@ -46,41 +55,55 @@ def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
         for row in spark.sql(f"select topic, max(kafka_offset) as last from {LANDING_TABLE} group by topic").collect()
     }
     counts: dict[str, int] = {}
-    rows = []
-    for source_format, topic, value in messages(events, seed, first_seq):
+    rows: list[tuple] = []
+    age_step_us = spread_hours * 3600e6 / max(events, 1)
+
+    def append(chunk: list[tuple]) -> None:
+        frame = pd.DataFrame(
+            chunk, columns=["source_format", "topic", "kafka_partition", "kafka_offset", "value", "age_us"]
+        )
+        frame["kafka_partition"] = frame["kafka_partition"].astype("int32")
+        (
+            spark.createDataFrame(frame)
+            .selectExpr(
+                "source_format",
+                "topic",
+                "kafka_partition",
+                "kafka_offset",
+                "cast(null as binary) as kafka_key",
+                "value",
+                "cast(null as timestamp) as kafka_timestamp",
+                "timestamp_micros(unix_micros(current_timestamp()) - age_us) as ingested_at",
+            )
+            .write.format("delta")
+            .mode("append")
+            .saveAsTable(LANDING_TABLE)
+        )
+
+    for number, (source_format, topic, value) in enumerate(messages(events, seed, first_seq)):
         offset = next_offset.get(topic, 0)
         next_offset[topic] = offset + 1
         counts[source_format] = counts.get(source_format, 0) + 1
-        rows.append((source_format, topic, 0, offset, value))
-    frame = pd.DataFrame(rows, columns=["source_format", "topic", "kafka_partition", "kafka_offset", "value"])
-    frame["kafka_partition"] = frame["kafka_partition"].astype("int32")
-    (
-        spark.createDataFrame(frame)
-        .selectExpr(
-            "source_format",
-            "topic",
-            "kafka_partition",
-            "kafka_offset",
-            "cast(null as binary) as kafka_key",
-            "value",
-            "cast(null as timestamp) as kafka_timestamp",
-            "current_timestamp() as ingested_at",
-        )
-        .write.format("delta")
-        .mode("append")
-        .saveAsTable(LANDING_TABLE)
-    )
+        rows.append((source_format, topic, 0, offset, value, max(0, round((events - number) * age_step_us))))
+        if len(rows) == LANDING_CHUNK:
+            append(rows)
+            rows = []
+    if rows:
+        append(rows)
     return counts
 
 
-def dbt_build() -> float:
+def dbt_build(name: str) -> float:
+    """Time one `dbt build`; its per-node timings stay in bench/work/<name>_run_results.json."""
     from dbt.cli.main import dbtRunner
 
     started = time.perf_counter()
     result = dbtRunner().invoke(["build", "--project-dir", str(PROJECT_DIR), "--target-path", str(WORK_DIR / "target")])
     seconds = time.perf_counter() - started
     if not result.success:
-        raise SystemExit(f"bench: dbt build failed: {result.exception or result.result}")
+        failed = [r.node.name for r in (result.result or []) if r.status in ("error", "fail")]
+        raise SystemExit(f"bench: dbt build failed: {result.exception or ', '.join(failed)}")
+    shutil.copy(WORK_DIR / "target" / "run_results.json", WORK_DIR / f"{name}_run_results.json")
     return seconds
 
 
@@ -118,15 +141,19 @@ def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]
     return figures
 
 
-def peak_rss_mb(spark) -> int:
+def peak_rss_mb(spark) -> dict[str, int]:
+    """High-water marks of resident memory: the driver JVM and this Python process."""
+
     def high_water_mark_kb(pid: int) -> int:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
         return 0
 
-    jvm_pid = spark.sparkContext._gateway.proc.pid
-    return round((high_water_mark_kb(jvm_pid) + high_water_mark_kb(os.getpid())) / 1024)
+    return {
+        "jvm": round(high_water_mark_kb(spark.sparkContext._gateway.proc.pid) / 1024),
+        "python": round(high_water_mark_kb(os.getpid()) / 1024),
+    }
 
 
 def chart(results: dict, path: Path) -> None:
@@ -177,8 +204,8 @@ def main() -> int:
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism
-    counts = land(spark, events, seed, first_seq=0)
-    full_s = dbt_build()
+    counts = land(spark, events, seed, first_seq=0, spread_hours=BASE_LOAD_HOURS)
+    full_s = dbt_build("full")
     # Generated messages are all valid: a quarantined one means the generator or a model is wrong.
     quarantined = {
         row.source_format: row.messages
@@ -188,14 +215,16 @@ def main() -> int:
     }
     decode = decode_figures(spark, counts, cores)
     land(spark, events // 100, seed + 1, first_seq=events)
-    incremental_s = dbt_build()
+    incremental_s = dbt_build("incremental")
+    memory = peak_rss_mb(spark)
     results = {
         "events": events,
         "messages": sum(counts.values()),
         "cores": cores,
         "decode": decode,
         "build": {"full_s": round(full_s, 1), "incremental_1pct_s": round(incremental_s, 1)},
-        "peak_rss_mb": peak_rss_mb(spark),
+        "peak_rss_mb": sum(memory.values()),
+        "peak_rss_mb_by_process": memory,
         "quarantined_in_full_build": quarantined,
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
