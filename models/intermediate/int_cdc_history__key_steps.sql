@@ -1,9 +1,19 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        on_schema_change='fail'
+    )
+}}
+
 {#
     Every row-level change event as steps of the version chains of the keys it touches:
     - `open` starts a version from a full image (insert, snapshot row, or the new key of a key change);
     - `update` overlays its image on the key's previous version (partial images keep missing columns);
     - `delete` closes the key with its last known image (a delete, or the old key of a key change).
     A row of a table without a primary key is its own chain, keyed by its event.
+    Stored, and appended to from the lookback window: keying an event parses its images, and an
+    incremental run of cdc_history must not key every event again to find the few chains it touches.
 #}
 with
 
@@ -26,7 +36,7 @@ row_events as (
         primary_key,
         concat('event:', event_id) as event_key
     from {{ ref('cdc_events') }}
-    where op in ('c', 'u', 'd', 'r')
+    where op in ('c', 'u', 'd', 'r') and {{ within_lookback('ingested_at') }}
 ),
 
 keyed_events as (
@@ -81,7 +91,16 @@ steps as (
     select * from closing_steps
     union all
     select * from opening_steps
-)
+){% if is_incremental() %},
+
+    -- The stored steps of the window's events: few, so the anti-join below needs no shuffle of all steps.
+    known_steps as (
+        select /*+ broadcast(row_events) */ distinct steps_so_far.event_id
+        from {{ this }} as steps_so_far
+        left semi join row_events
+            on steps_so_far.event_id = row_events.event_id
+    )
+{% endif %}
 
 select
     {{ history_chain_id('steps') }} as chain_id,
@@ -102,3 +121,8 @@ select
     steps.event_ts,
     steps.ingested_at
 from steps
+{% if is_incremental() %}
+    -- All steps of an event are appended together: an event already there has all of its steps.
+    left anti join known_steps
+        on steps.event_id = known_steps.event_id
+{% endif %}

@@ -64,7 +64,13 @@ def at(seq: int) -> datetime:
 
 
 # The models a Huawei DRS JSON change passes through on its way to the history; cdc_current is their view.
-HISTORY_PATH_TABLES = ("stg_huawei_drs_json__messages", "cdc_events", "cdc_history", "cdc_redeliveries")
+HISTORY_PATH_TABLES = (
+    "stg_huawei_drs_json__messages",
+    "cdc_events",
+    "int_cdc_history__key_steps",
+    "cdc_history",
+    "cdc_redeliveries",
+)
 
 
 class DbtProject:
