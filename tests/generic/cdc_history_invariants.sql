@@ -66,20 +66,23 @@
         select scd_id from {{ model }}
     ),
 
+    -- Anti-joins, not `not in`: a null-aware `not in` is a nested-loop join once neither side broadcasts.
     missing as (
         select
             'missing from the current state' as problem,
-            scd_id
+            expected.scd_id
         from expected
-        where scd_id not in (select actual.scd_id from actual)
+        left anti join actual
+            on expected.scd_id = actual.scd_id
     ),
 
     unexpected as (
         select
             'not an open, non-deleted version' as problem,
-            scd_id
+            actual.scd_id
         from actual
-        where scd_id not in (select expected.scd_id from expected)
+        left anti join expected
+            on actual.scd_id = expected.scd_id
     )
 
     select * from missing
