@@ -13,7 +13,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python lint test-cluster test-history-property proto bench bench-decode clean
+.PHONY: help setup jars sample-data land build run test test-python lint test-cluster test-history-property proto bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
@@ -21,6 +21,7 @@ help:
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams"
 	@echo "make bench        BENCH_EVENTS (1,000,000) events: decode vs native, full and 1% incremental build, memory"
+	@echo "make bench-cluster the same through the cluster profile: local standalone master, two 1-core workers"
 	@echo "make bench-decode Tencent DTS decoding throughput -> bench/results/decode.json"
 
 $(BIN)/dbt: pyproject.toml
@@ -75,6 +76,9 @@ proto: setup
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+bench-cluster: setup
+	$(BIN)/python bench/cluster.py
 
 bench-decode: setup
 	$(BIN)/python bench/decode.py

@@ -3,99 +3,19 @@
 Marked `cluster` (run by `make test-cluster`): starting three more JVMs is too slow for `make test`.
 """
 
-import json
 import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
-from pathlib import Path
 
-import pyspark
 import pytest
 from conftest import Warehouse, assert_succeeded
 
-SPARK_HOME = Path(pyspark.__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def alive_workers(web_port: int) -> int:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/json/", timeout=2) as response:
-            return int(json.load(response).get("aliveworkers", 0))
-    except OSError:
-        return 0
+from bench.standalone import standalone_cluster as start_standalone_cluster
 
 
 @pytest.fixture
 def standalone_cluster(tmp_path):
-    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1"}
-    spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    port, web_port = free_port(), free_port()
-    master_url = f"spark://127.0.0.1:{port}"
-    logs = tmp_path / "cluster-logs"
-    logs.mkdir()
-    processes = [
-        subprocess.Popen(
-            [
-                spark_class,
-                "org.apache.spark.deploy.master.Master",
-                "--host",
-                "127.0.0.1",
-                "--port",
-                str(port),
-                "--webui-port",
-                str(web_port),
-            ],
-            env=env,
-            stdout=(logs / "master.log").open("w"),
-            stderr=subprocess.STDOUT,
-        )
-    ]
-    work_dirs = []
-    for number in (1, 2):
-        work_dir = tmp_path / f"worker-{number}"
-        work_dirs.append(work_dir)
-        processes.append(
-            subprocess.Popen(
-                [
-                    spark_class,
-                    "org.apache.spark.deploy.worker.Worker",
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "1",
-                    "--memory",
-                    "2g",
-                    "--webui-port",
-                    str(free_port()),
-                    "--work-dir",
-                    str(work_dir),
-                    master_url,
-                ],
-                env=env,
-                stdout=(logs / f"worker-{number}.log").open("w"),
-                stderr=subprocess.STDOUT,
-            )
-        )
-    try:
-        deadline = time.monotonic() + 120
-        while alive_workers(web_port) < 2:
-            assert time.monotonic() < deadline, "the standalone cluster did not come up in 120 s"
-            assert all(p.poll() is None for p in processes), "a cluster process exited"
-            time.sleep(1)
-        yield master_url, work_dirs
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(timeout=60)
+    with start_standalone_cluster(tmp_path) as cluster:
+        yield cluster
 
 
 @pytest.mark.cluster
