@@ -148,35 +148,37 @@ settled as (
 ),
 
 {% if is_incremental() %}
-    newly_settled as (
-        select settled.*
+    settled_groups as (
+        -- Each group's key marks whether an earlier run settled it already.
+        select
+            settled.*,
+            known_groups.kafka_offset is not null as was_settled_before
         from settled
-        left anti join {{ this }} as known_groups
+        left join (select distinct topic, kafka_partition, kafka_offset from {{ this }}) as known_groups
             on
                 settled.topic = known_groups.topic
                 and settled.kafka_partition = known_groups.kafka_partition
                 and coalesce(settled.group_offset, settled.parts[0].kafka_offset) = known_groups.kafka_offset
     ),
 
-    settled_before_parts as (
-        -- Groups an earlier run settled, regrouped because the partition resumes before them.
+    newly_settled as (
         select
-            settled.topic,
-            settled.kafka_partition,
-            settled.parts,
-            settled.ingested_at,
-            settled.partition_last_offset,
-            settled.source_format
-        from settled
-        left semi join {{ this }} as known_groups
-            on
-                settled.topic = known_groups.topic
-                and settled.kafka_partition = known_groups.kafka_partition
-                and coalesce(settled.group_offset, settled.parts[0].kafka_offset) = known_groups.kafka_offset
+            settled_groups.topic,
+            settled_groups.kafka_partition,
+            settled_groups.group_offset,
+            settled_groups.parts,
+            settled_groups.ingested_at,
+            settled_groups.partition_last_offset,
+            settled_groups.source_format,
+            settled_groups.group_error,
+            settled_groups.is_complete
+        from settled_groups
+        where not settled_groups.was_settled_before
     ),
 
     late_parts as (
-        -- Parts of those groups that their settled run did not have: each on its own, with the reason.
+        -- Parts of groups an earlier run settled (regrouped because the partition resumes before them)
+        -- that the settled group did not have: each on its own, with the reason.
         select
             regrouped.topic,
             regrouped.kafka_partition,
@@ -189,10 +191,15 @@ settled as (
             false as is_complete
         from (
             select
-                settled_before_parts.*,
+                settled_groups.topic,
+                settled_groups.kafka_partition,
+                settled_groups.ingested_at,
+                settled_groups.partition_last_offset,
+                settled_groups.source_format,
                 part
-            from settled_before_parts
-                lateral view explode(settled_before_parts.parts) regrouped_parts as part
+            from settled_groups
+                lateral view explode(settled_groups.parts) regrouped_parts as part
+            where settled_groups.was_settled_before
         ) as regrouped
         left anti join settled_offsets
             on
