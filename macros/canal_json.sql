@@ -44,3 +44,26 @@
         )
     )
 {% endmacro %}
+
+
+{# The base name of a MySQL column type as Canal's mysqlType writes it: "VARBINARY(16)" -> varbinary. #}
+{% macro canal_column_base_type(column_type) -%}
+    lower(regexp_extract({{ column_type }}, '^\\s*([A-Za-z]+)', 1))
+{%- endmacro %}
+
+
+{#
+    An image with the values of its binary columns (`binary_columns`: column -> type) as base64 of their
+    bytes: Canal writes binary values as ISO-8859-1 text, one character per byte, so encoding the text
+    as ISO-8859-1 gives the bytes back. Staging quarantines values with characters beyond that range.
+#}
+{% macro canal_binary_as_base64(image, binary_columns) %}
+    transform_values(
+        {{ image }},
+        (column_name, column_value) -> if(
+            map_contains_key({{ binary_columns }}, column_name),
+            {{ unchunked_base64("encode(column_value, 'ISO-8859-1')") }},
+            column_value
+        )
+    )
+{% endmacro %}

@@ -1,30 +1,52 @@
 {# The columns of cdc_events, in contract order; every per-format events model yields them. #}
 {% macro cdc_event_columns() -%}
     {{ return([
-        'event_id', 'source_format', 'topic', 'kafka_partition', 'kafka_offset', 'row_index',
-        'source_db_type', 'source_database', 'source_schema', 'source_table', 'op',
-        'before', 'after', 'column_types', 'primary_key', 'event_ts', 'source_seq',
+        'event_id', 'source_format', 'source_name', 'source_time_zone', 'topic', 'kafka_partition',
+        'kafka_offset', 'row_index', 'source_db_type', 'source_database', 'source_schema', 'source_table', 'op',
+        'before', 'after', 'column_types', 'primary_key', 'event_ts', 'source_seq', 'event_order',
         'source_position', 'ddl_sql', 'ingested_at'
     ]) }}
 {%- endmacro %}
 
 
 {#
-    What identifies one change at its source, for vendors that give a position: the same position, sequence,
-    row, operation and images on the same table in the same topic are the same change, whatever offset it
-    was landed at. (Another topic is another stream, e.g. a second task: its copy is kept.)
-    The images count because some positions are shared by several changes (a MongoDB transaction's
-    clusterTime, a Canal batch id).
+    A format's order of its changes: the given numbers compared left to right (an array sorts
+    lexicographically). Each format lists its vendor sequence and tie-breaks, see "Order and identity per
+    vendor" in the README; every model and test that orders a key's versions uses `cdc_version_order`.
+#}
+{% macro event_order(parts) -%}
+    array(
+        {%- for part in parts %}
+            cast({{ part }} as decimal(38, 0)){% if not loop.last %},{% endif %}
+        {%- endfor %}
+    )
+{%- endmacro %}
+
+
+{# The order of versions of one key: the format's event order, then the event id for a total order. #}
+{% macro cdc_version_order(relation) -%}
+    {{ relation }}.event_order, {{ relation }}.event_id
+{%- endmacro %}
+
+
+{#
+    What identifies one change at its source: the same source stream, table, vendor position and sequence,
+    row, operation, images and DDL text are the same change, whatever topic and offset it was landed at.
+    Images are compared as their entries sorted by column name, so neither JSON key order nor map
+    serialisation matters; two distinct changes sharing a vendor position (a Canal batch id, a MongoDB
+    transaction's clusterTime) differ in their images or DDL text and are both kept.
 #}
 {% macro source_change_identity(relation) -%}
     {%- set columns = [
-        'source_format', 'topic', 'source_database', 'source_schema', 'source_table', 'source_position',
-        'source_seq', 'row_index', 'op'
+        'source_format', 'source_name', 'source_database', 'source_schema', 'source_table', 'source_position',
+        'source_seq', 'row_index', 'op', 'ddl_sql'
     ] -%}
     {%- set expressions = [] -%}
     {%- for column in columns -%}
         {%- do expressions.append(relation ~ '.' ~ column) -%}
     {%- endfor -%}
-    {%- do expressions.append('to_json(array(' ~ relation ~ '.before, ' ~ relation ~ '.after))') -%}
+    {%- for image in ['before', 'after'] -%}
+        {%- do expressions.append('array_sort(map_entries(' ~ relation ~ '.' ~ image ~ '))') -%}
+    {%- endfor -%}
     {{ return(expressions) }}
 {%- endmacro %}

@@ -12,10 +12,11 @@
 {% endmacro %}
 
 
-{# One id per version chain: a source table's key. `relation` qualifies the columns. #}
+{# One id per version chain: a key of one table of one source. `relation` qualifies the columns. #}
 {% macro history_chain_id(relation) %}
     sha2(to_json(named_struct(
         'format', {{ relation }}.source_format,
+        'source', {{ relation }}.source_name,
         'database', {{ relation }}.source_database,
         'schema', {{ relation }}.source_schema,
         'table', {{ relation }}.source_table,
@@ -24,9 +25,10 @@
 {% endmacro %}
 
 
-{# Both relations' rows come from the same source table (schema and database may be null). #}
+{# Both relations' rows come from the same table of the same source (schema and database may be null). #}
 {% macro same_source_table(left, right) %}
     {{ left }}.source_format = {{ right }}.source_format
+    and {{ left }}.source_name = {{ right }}.source_name
     and {{ left }}.source_database <=> {{ right }}.source_database
     and {{ left }}.source_schema <=> {{ right }}.source_schema
     and {{ left }}.source_table <=> {{ right }}.source_table

@@ -3,11 +3,12 @@
     cdc_history with one typed column per source column (cdc_table_columns, read at compile time);
     cdc_table_current(...) keeps the open, non-deleted versions. Schema evolution is additive: a column
     added by DDL appears once an event carries it, and versions from before hold NULL in it.
+    Zone-less timestamp text is read in the version's `source_time_zone` (see cdc_typed_value).
 #}
 
 {# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
 {% macro cdc_typed_table_metadata_columns() -%}
-    {{ return(['source_format', 'source_database', 'source_schema', 'source_table', 'pk',
+    {{ return(['source_format', 'source_name', 'source_database', 'source_schema', 'source_table', 'pk',
                'valid_from', 'valid_to', 'is_current', 'is_deleted']) }}
 {%- endmacro %}
 
@@ -64,6 +65,7 @@
     {%- set columns = cdc_table_typed_columns(database, table, source_format, schema) -%}
     select
         history.source_format,
+        history.source_name,
         history.source_database,
         history.source_schema,
         history.source_table,
@@ -73,7 +75,10 @@
         history.is_current,
         history.is_deleted
         {%- for column in columns %},
-            {{ cdc_typed_value('history.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type) }}
+            {{ cdc_typed_value(
+                'history.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
+                time_zone='history.source_time_zone'
+            ) }}
             as {{ cdc_quoted_identifier(column.alias) }}
         {%- endfor %}
     from {{ ref('cdc_history') }} as history

@@ -102,14 +102,20 @@
 {#
     The typed Spark expression of one value text (`value`, a SQL expression) by its parse rule and
     Spark type, both known at compile time. Text that does not parse becomes NULL (try_ functions),
-    never a failed query.
+    never a failed query. `time_zone` (a SQL expression, an IANA zone id; none or NULL: var
+    `cdc_default_source_time_zone`) is the source's zone: zone-less date-time text read into a
+    `timestamp` (rules `cast` and `timestamp_with_zone`) is wall-clock time there (cdc_timestamp_in_zone).
 #}
-{% macro cdc_typed_value(value, parse_rule, spark_type) -%}
+{% macro cdc_typed_value(value, parse_rule, spark_type, time_zone=none) -%}
     {%- set spark_type = spark_type | lower | replace(' ', '') -%}
     {%- if not modules.re.fullmatch('[a-z_]+(\\([0-9]+,[0-9]+\\))?', spark_type) -%}
         {{ exceptions.raise_compiler_error("cdc_typed_value: not a Spark type name: " ~ spark_type) }}
     {%- endif -%}
-    {%- if parse_rule in ('cast', 'decimal_from_params') -%}
+    {%- set default_zone = cdc_sql_string(var('cdc_default_source_time_zone', 'UTC')) -%}
+    {%- set time_zone = default_zone if time_zone is none else 'coalesce(' ~ time_zone ~ ', ' ~ default_zone ~ ')' -%}
+    {%- if parse_rule == 'cast' and spark_type == 'timestamp' -%}
+        {{ cdc_timestamp_in_zone(value, time_zone) }}
+    {%- elif parse_rule in ('cast', 'decimal_from_params') -%}
         try_cast({{ value }} as {{ spark_type }})
     {%- elif parse_rule == 'boolean_from_int' -%}
         coalesce(try_cast({{ value }} as decimal(38, 0)) != 0, try_cast({{ value }} as boolean))
@@ -124,9 +130,11 @@
             as {{ spark_type }}
         )
     {%- elif parse_rule == 'timestamp_with_zone' -%}
-        {#- An offset ("+00:00", "+08", "+0800", " UTC", " Asia/Shanghai") is honoured; none means UTC. -#}
+        {#- An offset ("+00:00", "+08", "+0800", " UTC", " Asia/Shanghai") is honoured; none: the source's zone. -#}
         try_cast(
-            try_cast(regexp_replace({{ value }}, '\\s*([+-][0-9]{2})([0-9]{2})$', '$1:$2') as timestamp)
+            {{ cdc_timestamp_in_zone(
+                "regexp_replace(" ~ value ~ ", '\\\\s*([+-][0-9]{2})([0-9]{2})$', '$1:$2')", time_zone
+            ) }}
             as {{ spark_type }}
         )
     {%- elif parse_rule == 'base64' -%}
@@ -150,13 +158,29 @@
             if(
                 {{ cdc_bson_date_text(value) }} rlike '^-?[0-9]+$',
                 timestamp_millis(try_cast({{ cdc_bson_date_text(value) }} as bigint)),
-                try_cast({{ cdc_bson_date_text(value) }} as timestamp)
+                {{ cdc_timestamp_in_zone(cdc_bson_date_text(value), "'UTC'") }}
             )
             as {{ spark_type }}
         )
     {%- else -%}
         {{ exceptions.raise_compiler_error("cdc_typed_value: unknown parse rule " ~ parse_rule) }}
     {%- endif -%}
+{%- endmacro %}
+
+
+{#
+    Date-time text as a `timestamp`, the same whatever spark.sql.session.timeZone: text with its own
+    offset or zone after the time ("...08:00:00+08:00", "...Z", "... UTC", "... Asia/Shanghai") keeps it;
+    zone-less text ("2024-03-01 08:00:00", "2024-03-01") is wall-clock time in `time_zone` (a SQL
+    expression, an IANA zone id). A plain cast would read it in the session zone: it is read as
+    timestamp_ntz instead and given the zone by name. An unknown zone gives NULL.
+#}
+{% macro cdc_timestamp_in_zone(text, time_zone) -%}
+    if(
+        {{ text }} rlike '[0-9]:[0-9]{2}(:[0-9]{2}(\\.[0-9]*)?)?\\s*[A-Za-z+-]',
+        try_cast({{ text }} as timestamp),
+        try_cast(concat(cast(try_cast({{ text }} as timestamp_ntz) as string), ' ', {{ time_zone }}) as timestamp)
+    )
 {%- endmacro %}
 
 

@@ -129,6 +129,8 @@ checked as (
                 then 'not a {{ format_label }} message (malformed JSON or wrong field types)'
             when classified.vendor_operation is null then 'no operation type (type / opType)'
             when classified.op is null then concat('unknown operation type: ', classified.vendor_operation)
+            -- DRS numbers every event; without its number a change has no place in the order.
+            when classified.message.id is null then 'no event sequence number (id)'
             when classified.op != 'ddl' and classified.message.table is null
                 then 'row change without a table name'
             when classified.op in ('c', 'r', 'u') and size(coalesce(classified.message.data, array())) = 0
@@ -280,6 +282,8 @@ select
         null
     ) as event_ts,
     row_images.drs_id as source_seq,
+    {{ event_order(['row_images.drs_id', 'row_images.row_index', 'row_images.kafka_partition', 'row_images.kafka_offset']) }}
+        as event_order,
     coalesce(row_images.drs_event_position, cast(row_images.drs_id as string)) as source_position,
     row_images.ddl_sql,
     row_images.ingested_at

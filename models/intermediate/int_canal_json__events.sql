@@ -40,14 +40,23 @@ select
     row_images.op,
     case
         when row_images.op = 'u'
-            then {{ canal_update_before_image('row_images.data_image', 'row_images.old_rows[row_images.row_index]') }}
-        when row_images.op = 'd' then row_images.data_image
+            then {{ canal_binary_as_base64(
+                canal_update_before_image('row_images.data_image', 'row_images.old_rows[row_images.row_index]'),
+                'row_images.binary_columns'
+            ) }}
+        when row_images.op = 'd' then {{ canal_binary_as_base64('row_images.data_image', 'row_images.binary_columns') }}
     end as before,
-    if(row_images.op in ('c', 'r', 'u'), row_images.data_image, null) as after,
+    if(
+        row_images.op in ('c', 'r', 'u'),
+        {{ canal_binary_as_base64('row_images.data_image', 'row_images.binary_columns') }},
+        null
+    ) as after,
     row_images.column_types,
     row_images.primary_key,
     if(row_images.source_execute_ms > 0, timestamp_millis(row_images.source_execute_ms), null) as event_ts,
     row_images.canal_id as source_seq,
+    -- The batch id is shared and restarts: within a partition the offset is Canal's binlog order.
+    {{ event_order(['row_images.kafka_partition', 'row_images.kafka_offset', 'row_images.row_index']) }} as event_order,
     coalesce(row_images.gtid, cast(row_images.canal_id as string)) as source_position,
     row_images.ddl_sql,
     row_images.ingested_at

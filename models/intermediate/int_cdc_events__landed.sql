@@ -1,6 +1,7 @@
 {#
-    The change events of every source format, with their deterministic event_id, from the landed messages
-    of the lookback window of cdc_events. Each source format contributes one intermediate events model.
+    The change events of every source format, with their deterministic event_id and their source stream,
+    from the landed messages of the lookback window of cdc_events. Each source format contributes one
+    intermediate events model.
 #}
 {%- set format_events = [
     ref('int_huawei_drs_json__events'),
@@ -14,28 +15,85 @@
     ref('int_aliyun_datahub_tuple__events'),
 ] -%}
 
-{% for events in format_events %}
+with
+
+format_events as (
+    {% for events in format_events %}
+        select
+            {{ event_id('source_format', 'topic', 'kafka_partition', 'kafka_offset', 'row_index') }} as event_id,
+            source_format,
+            topic,
+            kafka_partition,
+            kafka_offset,
+            row_index,
+            source_db_type,
+            source_database,
+            source_schema,
+            source_table,
+            op,
+            before,
+            after,
+            column_types,
+            primary_key,
+            event_ts,
+            cast(source_seq as decimal(38, 0)) as source_seq,
+            event_order,
+            source_position,
+            ddl_sql,
+            ingested_at
+        from {{ events }}
+        {% if not loop.last %}union all{% endif %}
+    {% endfor %}
+),
+
+-- One row holding every rule, most specific (longest pattern) first: each event takes the first rule
+-- that matches its topic, without a join that could multiply events when patterns overlap.
+source_rules as (
     select
-        {{ event_id('source_format', 'topic', 'kafka_partition', 'kafka_offset', 'row_index') }} as event_id,
-        source_format,
-        topic,
-        kafka_partition,
-        kafka_offset,
-        row_index,
-        source_db_type,
-        source_database,
-        source_schema,
-        source_table,
-        op,
-        before,
-        after,
-        column_types,
-        primary_key,
-        event_ts,
-        cast(source_seq as decimal(38, 0)) as source_seq,
-        source_position,
-        ddl_sql,
-        ingested_at
-    from {{ events }}
-    {% if not loop.last %}union all{% endif %}
-{% endfor %}
+        coalesce(
+            array_sort(
+                collect_list(struct(-length(topic_pattern) as precedence, topic_pattern, source_name, source_time_zone))
+            ),
+            array()
+        ) as rules
+    from {{ ref('cdc_sources') }}
+),
+
+sourced_events as (
+    select /*+ broadcast(source_rules) */
+        format_events.*,
+        element_at(
+            filter(source_rules.rules, rule -> format_events.topic rlike concat('^(?:', rule.topic_pattern, ')$')),
+            1
+        ) as source_rule
+    from format_events
+    cross join source_rules
+)
+
+select
+    sourced_events.event_id,
+    sourced_events.source_format,
+    coalesce(sourced_events.source_rule.source_name, sourced_events.topic) as source_name,
+    coalesce(
+        sourced_events.source_rule.source_time_zone, '{{ var("cdc_default_source_time_zone", "UTC") }}'
+    ) as source_time_zone,
+    sourced_events.topic,
+    sourced_events.kafka_partition,
+    sourced_events.kafka_offset,
+    sourced_events.row_index,
+    sourced_events.source_db_type,
+    sourced_events.source_database,
+    sourced_events.source_schema,
+    sourced_events.source_table,
+    sourced_events.op,
+    sourced_events.before,
+    sourced_events.after,
+    sourced_events.column_types,
+    sourced_events.primary_key,
+    sourced_events.event_ts,
+    sourced_events.source_seq,
+    sourced_events.event_order,
+    sourced_events.source_position,
+    sourced_events.ddl_sql,
+    sourced_events.ingested_at
+from sourced_events

@@ -21,6 +21,8 @@ row_events as (
     select
         event_id,
         source_format,
+        source_name,
+        source_time_zone,
         source_database,
         source_schema,
         source_table,
@@ -28,6 +30,7 @@ row_events as (
         before,
         after,
         source_seq,
+        event_order,
         row_index,
         kafka_partition,
         kafka_offset,
@@ -50,7 +53,8 @@ keyed_events as (
 classified_events as (
     select
         keyed_events.*,
-        keyed_events.op = 'u' and keyed_events.before_pk != keyed_events.after_pk as changes_key
+        -- Only two known keys that differ change the key: an image lacking key columns continues its chain.
+        coalesce(keyed_events.op = 'u' and keyed_events.before_pk != keyed_events.after_pk, false) as changes_key
     from keyed_events
 ),
 
@@ -105,6 +109,8 @@ steps as (
 select
     {{ history_chain_id('steps') }} as chain_id,
     steps.source_format,
+    steps.source_name,
+    steps.source_time_zone,
     steps.source_database,
     steps.source_schema,
     steps.source_table,
@@ -115,6 +121,7 @@ select
     steps.op,
     steps.event_id,
     steps.source_seq,
+    steps.event_order,
     steps.row_index,
     steps.kafka_partition,
     steps.kafka_offset,

@@ -85,6 +85,10 @@ select
     if(operator_updates.op = 'ddl', cast(array() as array<string>), array('_id')) as primary_key,
     timestamp_seconds(cast(split_part(operator_updates.cluster_time, ':', 1) as bigint)) as event_ts,
     operator_updates.cluster_time_seq as source_seq,
+    -- A transaction's operations share its clusterTime: the offset orders them.
+    {{ event_order([
+        'operator_updates.cluster_time_seq', 'operator_updates.kafka_partition', 'operator_updates.kafka_offset'
+    ]) }} as event_order,
     operator_updates.cluster_time as source_position,
     if(operator_updates.op = 'ddl', operator_updates.value_shell, null) as ddl_sql,
     operator_updates.ingested_at

@@ -55,6 +55,7 @@ select
     images.primary_key,
     if(images.source_event_ms > 0, timestamp_millis(images.source_event_ms), null) as event_ts,
     images.binlog_seq as source_seq,
+    {{ event_order(['images.binlog_seq', 'images.kafka_partition', 'images.kafka_offset']) }} as event_order,
     images.binlog_position as source_position,
     cast(null as string) as ddl_sql,
     images.ingested_at

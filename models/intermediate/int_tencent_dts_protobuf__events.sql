@@ -59,6 +59,8 @@ select
     coalesce(events.event.key_columns, array()) as primary_key,
     if(events.event.timestamp > 0, timestamp_seconds(events.event.timestamp), null) as event_ts,
     cast(events.event.seq_id as decimal(38, 0)) as source_seq,
+    {{ event_order(['events.event.seq_id', 'events.kafka_partition', 'events.kafka_offset', 'events.row_index']) }}
+        as event_order,
     if(
         events.event.file_name != '',
         concat(events.event.file_name, ':', events.event.position),

@@ -3,6 +3,8 @@
 -- The open, non-deleted version of every key: an SCD1 view of every source table.
 select
     source_format,
+    source_name,
+    source_time_zone,
     source_database,
     source_schema,
     source_table,
@@ -15,6 +17,7 @@ select
     is_deleted,
     op,
     source_seq,
+    event_order,
     row_index,
     event_id,
     scd_id,

@@ -4,6 +4,7 @@
 select
     event_id,
     source_format,
+    source_name,
     topic,
     kafka_partition,
     kafka_offset,
@@ -15,6 +16,7 @@ select
     ddl_sql,
     event_ts,
     source_seq,
+    event_order,
     source_position,
     ingested_at
 from {{ ref('cdc_events') }}

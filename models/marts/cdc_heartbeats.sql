@@ -4,6 +4,7 @@
 select
     event_id,
     source_format,
+    source_name,
     topic,
     kafka_partition,
     source_db_type,

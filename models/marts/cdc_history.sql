@@ -28,12 +28,15 @@ all_key_steps as (
 truncations as (
     select
         source_format,
+        source_name,
+        source_time_zone,
         source_database,
         source_schema,
         source_table,
         op,
         event_id,
         source_seq,
+        event_order,
         row_index,
         kafka_partition,
         kafka_offset,
@@ -80,6 +83,7 @@ table_keys as (
     select distinct
         chain_id,
         source_format,
+        source_name,
         source_database,
         source_schema,
         source_table,
@@ -91,6 +95,8 @@ truncation_steps as (
     select
         table_keys.chain_id,
         table_keys.source_format,
+        table_keys.source_name,
+        truncations.source_time_zone,
         table_keys.source_database,
         table_keys.source_schema,
         table_keys.source_table,
@@ -101,6 +107,7 @@ truncation_steps as (
         truncations.op,
         truncations.event_id,
         truncations.source_seq,
+        truncations.event_order,
         truncations.row_index,
         truncations.kafka_partition,
         truncations.kafka_offset,
@@ -120,31 +127,31 @@ chain_steps as (
 ordered_steps as (
     select
         chain_steps.*,
-        -- Row changes of the key so far: a truncate before the key's first change does not concern it.
-        count_if(chain_steps.step_kind != 'truncate') over key_chain as row_changes_so_far
+        lag(chain_steps.step_kind) over key_chain as previous_step_kind
     from chain_steps
-    window key_chain as (
-        partition by chain_steps.chain_id
-        order by
-            chain_steps.source_seq, chain_steps.row_index, chain_steps.kafka_partition,
-            chain_steps.kafka_offset, chain_steps.event_id
-        rows between unbounded preceding and current row
-    )
+    window key_chain as (partition by chain_steps.chain_id order by {{ cdc_version_order('chain_steps') }})
+),
+
+-- A truncate deletes the rows that exist at that point: it closes a live version only, not a key that is
+-- deleted already (or truncated already, or not inserted yet).
+live_steps as (
+    select ordered_steps.*
+    from ordered_steps
+    where
+        ordered_steps.step_kind != 'truncate'
+        or coalesce(ordered_steps.previous_step_kind not in ('delete', 'truncate'), false)
 ),
 
 versions as (
     select
-        ordered_steps.*,
+        live_steps.*,
         row_number() over key_chain as version_number,
         -- An `open` step starts a new run of images; updates and deletes fill in from the run.
-        count_if(ordered_steps.step_kind = 'open') over key_chain as image_run
-    from ordered_steps
-    where ordered_steps.row_changes_so_far > 0
+        count_if(live_steps.step_kind = 'open') over key_chain as image_run
+    from live_steps
     window key_chain as (
-        partition by ordered_steps.chain_id
-        order by
-            ordered_steps.source_seq, ordered_steps.row_index, ordered_steps.kafka_partition,
-            ordered_steps.kafka_offset, ordered_steps.event_id
+        partition by live_steps.chain_id
+        order by {{ cdc_version_order('live_steps') }}
         rows between unbounded preceding and current row
     )
 ),
@@ -209,6 +216,8 @@ stitched_versions as (
 
 select
     source_format,
+    source_name,
+    source_time_zone,
     source_database,
     source_schema,
     source_table,
@@ -221,6 +230,7 @@ select
     step_kind in ('delete', 'truncate') as is_deleted,
     op,
     source_seq,
+    event_order,
     row_index,
     event_id,
     sha2(concat_ws('/', event_id, pk), 256) as scd_id,

@@ -7,8 +7,7 @@
 
 {#
     Change events that cdc_events did not take because an earlier landed message carried the same change
-    (same source position, sequence, row and operation on the same table), kept so every landed message
-    stays accounted for.
+    (see source_change_identity), kept so every landed message stays accounted for.
 #}
 
 with
@@ -22,6 +21,7 @@ landed_events as (
 select
     landed_events.event_id,
     landed_events.source_format,
+    landed_events.source_name,
     landed_events.topic,
     landed_events.kafka_partition,
     landed_events.kafka_offset,

@@ -21,11 +21,9 @@ column_events as (
             partition by
                 events.source_format, events.source_database, events.source_schema, events.source_table,
                 column_type.column_name
-            order by
-                events.source_seq desc, events.row_index desc, events.kafka_partition desc,
-                events.kafka_offset desc
+            order by events.event_order desc, events.event_id desc
         ) as recency,
-        min(struct(events.source_seq, events.row_index, events.kafka_partition, events.kafka_offset)) over (
+        min(struct(events.event_order, events.event_id)) over (
             partition by
                 events.source_format, events.source_database, events.source_schema, events.source_table,
                 column_type.column_name

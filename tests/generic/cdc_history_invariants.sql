@@ -1,46 +1,50 @@
 {#
     Invariants of an SCD2 history model built from the change log (cdc_history, or any model with its
-    columns). A key is (source_format, source_database, source_schema, source_table, pk); its versions are
-    ordered by (source_seq, row_index).
+    columns). A key is (source_format, source_name, source_database, source_schema, source_table, pk); its
+    versions are ordered as the history orders them (cdc_version_order: event_order, then event_id).
 #}
 
 {# Every key has exactly one open version. #}
 {% test one_open_version_per_key(model) %}
     select
         source_format,
+        source_name,
         source_database,
         source_schema,
         source_table,
         pk,
         count_if(is_current) as open_versions
     from {{ model }}
-    group by source_format, source_database, source_schema, source_table, pk
+    group by source_format, source_name, source_database, source_schema, source_table, pk
     having count_if(is_current) != 1
 {% endtest %}
 
 
 {#
-    Versions of a key neither overlap nor leave gaps: each version ends where the next one starts, only the
-    last one is open, and none ends before it starts. Versions of changes made at the same source time are
-    zero-length (valid_from = valid_to), which the order by (source_seq, row_index) still tells apart.
+    Versions of a key neither overlap nor leave gaps: each version ends where the next one starts and only
+    the last one is open. Versions of changes made at the same source time are zero-length
+    (valid_from = valid_to), which the version order still tells apart.
 #}
 {% test contiguous_versions(model) %}
     with
 
     chained as (
         select
-            pk,
-            source_seq,
-            row_index,
-            valid_from,
-            valid_to,
-            is_current,
-            lead(valid_from) over key_versions as next_valid_from,
-            lead(row_index) over key_versions is null as is_last
-        from {{ model }}
+            versions.source_name,
+            versions.pk,
+            versions.event_order,
+            versions.event_id,
+            versions.valid_from,
+            versions.valid_to,
+            versions.is_current,
+            lead(versions.valid_from) over key_versions as next_valid_from,
+            lead(versions.event_id) over key_versions is null as is_last
+        from {{ model }} as versions
         window key_versions as (
-            partition by source_format, source_database, source_schema, source_table, pk
-            order by source_seq, row_index
+            partition by
+                versions.source_format, versions.source_name, versions.source_database, versions.source_schema,
+                versions.source_table, versions.pk
+            order by {{ cdc_version_order('versions') }}
         )
     )
 
@@ -49,7 +53,24 @@
     where
         not (valid_to <=> next_valid_from)
         or is_current != is_last
-        or valid_to < valid_from
+{% endtest %}
+
+
+{#
+    No version ends before it starts. Versions follow the vendor's order, and their times are the vendor's
+    event times, which can run backwards (MySQL binlog times are statement start times, in whole seconds
+    for some vendors): a finding about the source's clock, so models declare this test with severity warn.
+#}
+{% test versions_run_forward(model) %}
+    select
+        source_name,
+        source_table,
+        pk,
+        event_id,
+        valid_from,
+        valid_to
+    from {{ model }}
+    where valid_to < valid_from
 {% endtest %}
 
 

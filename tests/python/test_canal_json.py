@@ -9,9 +9,10 @@ UPDATE with partial `old` (including a column whose old value was NULL), DELETE 
 DDL and a TRUNCATE. Expected rows are written out by hand from those texts.
 """
 
-from datetime import datetime
+import base64
+from datetime import datetime, timedelta
 
-from test_huawei_drs_json import C12_BYTES, C14_BYTES, LONG_TEXT, MYSQL_TYPES
+from test_huawei_drs_json import C12_BYTES, C14_BYTES, LONG_TEXT, MYSQL_TYPES, comparable_event_rows, read_table
 
 SEED_TOPIC = "canal_json.seed_004_drs_json_c"
 OWN_TOPIC = "canal_json.own_flatmessage_ops"
@@ -19,18 +20,24 @@ BAD_TOPIC = "canal_json.bad_messages"
 
 
 def java_byte_list(data: bytes) -> str:
-    """The text DRS writes for binary values; canal_json keeps row values exactly as the message carries them."""
+    """The text DRS writes for binary values."""
     return "[" + ", ".join(str(byte) for byte in data) + "]"
 
 
+def canal_binary(text: str) -> str:
+    """A binary column's value in cdc_events: Canal writes one ISO-8859-1 character per byte, these are base64.
+    (A DRS byte list landed as canal_json is read by Canal's rule: the bytes of its text.)"""
+    return base64.b64encode(text.encode("iso-8859-1")).decode()
+
+
 SEED_AFTER = {
-    "c11": "[]",
+    "c11": canal_binary("[]"),
     "c10": "华为云huaweicloud",
     "c13": LONG_TEXT,
-    "c12": java_byte_list(C12_BYTES),
-    "c14": java_byte_list(C14_BYTES),
+    "c12": canal_binary(java_byte_list(C12_BYTES)),
+    "c14": canal_binary(java_byte_list(C14_BYTES)),
     "c1": "cf3f70a7-7565-44b0-ae3c-83bec549ea8e:104",
-    "c2": "[]",
+    "c2": canal_binary("[]"),
     "c3": "103",
     "c4": "2021-06-25 17:51:53",
     "c5": "1624614713.201",
@@ -203,21 +210,12 @@ EXPECTED_QUARANTINE = [
     (5, "no operation type (type)"),
     (6, "INSERT flagged isDdl"),
     (7, NOT_CANAL),  # the JSON text `null`
+    (8, "a binary column holds characters beyond ISO-8859-1 (not one byte per character)"),
 ]
 
 
-def read_table(spark, warehouse, table: str):
-    return spark.read.format("delta").load(warehouse.table_path("cdc", table))
-
-
 def event_rows(spark, warehouse, topic: str) -> list[dict]:
-    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
-    rows = [row.asDict(recursive=True) for row in events.collect()]
-    for row in rows:
-        assert len(row.pop("event_id")) == 64
-        assert row.pop("ingested_at") is not None
-        row["source_seq"] = None if row["source_seq"] is None else int(row["source_seq"])
-    return rows
+    return comparable_event_rows(spark, warehouse, topic)
 
 
 def test_drs_json_c_vendor_examples_become_these_change_events(spark, built_warehouse):
@@ -244,3 +242,72 @@ def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehou
     assert all(row.source_format == "canal_json" for row in rows)
     assert bytes(rows[1].raw_value).startswith(b'{"data": [{"id": "1"}]')
     assert read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{BAD_TOPIC}'").count() == 0
+
+
+# A Canal stream as Canal writes it (stream_shop_*.jsonl, written by hand from Canal's FlatMessage rules):
+# batch 50 holds five messages (two inserts, an update, two different ALTERs), Canal restarts and numbers
+# batches from 1 again, the update of batch 50 is delivered again at offset 7, a TRUNCATE follows a delete.
+# Server B has the same database and table names; the seed cdc_sources names the topics of server A shop_a.
+STREAM_A = "canal_json.stream_shop_a"
+STREAM_B = "canal_json.stream_shop_b"
+T = datetime(2023, 11, 14, 22, 13, 20)  # es 1700000000000
+
+
+def at(seconds: int) -> datetime:
+    return T + timedelta(seconds=seconds)
+
+
+def stream_history(spark, warehouse) -> list[tuple]:
+    history = (
+        read_table(spark, warehouse, "cdc_history")
+        .where(f"source_name in ('shop_a', '{STREAM_B}')")
+        .orderBy("source_name", "source_table", "pk", "event_order", "event_id")
+    )
+    columns = ("source_name", "source_time_zone", "source_table", "pk", "row", "valid_from", "valid_to")
+    flags = ("is_current", "is_deleted", "op")
+    return [tuple(row[name] for name in (*columns, *flags)) for row in history.collect()]
+
+
+def a_row(key: str, note, payload) -> dict:
+    return {"id": key, "note": note, "payload": payload}
+
+
+SHANGHAI = "Asia/Shanghai"
+EXPECTED_STREAM_HISTORY = [
+    ("canal_json.stream_shop_b", "UTC", "orders", '["1"]', a_row("1", "other", None), at(0), None, True, False, "c"),
+    ("shop_a", SHANGHAI, "items", '["7"]', {"id": "7", "note": "item", "payload": None}, at(1), None, True, False, "c"),
+    # Batch 50's insert and update share id and es: the offset orders them (a zero-length first version).
+    ("shop_a", SHANGHAI, "orders", '["1"]', a_row("1", "a", "/wE="), at(0), at(0), False, False, "c"),
+    ("shop_a", SHANGHAI, "orders", '["1"]', a_row("1", "a2", "/wE="), at(0), at(5), False, False, "u"),
+    # After the restart, batch 1 orders after batch 50.
+    ("shop_a", SHANGHAI, "orders", '["1"]', a_row("1", "a3", "/wE="), at(5), at(8), False, False, "u"),
+    ("shop_a", SHANGHAI, "orders", '["1"]', a_row("1", "a3", "/wE="), at(8), None, True, True, "t"),
+    ("shop_a", SHANGHAI, "orders", '["2"]', a_row("2", "b", None), at(0), at(6), False, False, "c"),
+    # Deleted before the truncate: the truncate adds no second deleted version.
+    ("shop_a", SHANGHAI, "orders", '["2"]', a_row("2", "b", None), at(6), at(9), False, True, "d"),
+    ("shop_a", SHANGHAI, "orders", '["2"]', a_row("2", "b2", ""), at(9), None, True, False, "c"),
+]
+
+
+def test_a_canal_stream_with_shared_batch_ids_and_a_restart_has_this_history(spark, built_warehouse):
+    assert stream_history(spark, built_warehouse) == EXPECTED_STREAM_HISTORY
+
+
+def test_distinct_ddl_of_one_batch_are_both_kept_and_a_true_redelivery_is_not(spark, built_warehouse):
+    # cdc_ddl_history is a view of these events (views are not read by path here).
+    events = read_table(spark, built_warehouse, "cdc_events")
+    ddl = events.where(f"topic = '{STREAM_A}' and op in ('ddl', 't')").orderBy("kafka_offset")
+    assert [(row.kafka_offset, row.op, row.ddl_sql) for row in ddl.collect()] == [
+        (3, "ddl", "ALTER TABLE orders ADD COLUMN c1 int"),
+        (4, "ddl", "ALTER TABLE orders ADD COLUMN c2 int"),
+        (8, "t", "TRUNCATE TABLE orders"),
+    ]
+    redeliveries = read_table(spark, built_warehouse, "cdc_redeliveries").where(f"topic = '{STREAM_A}'")
+    assert [(row.kafka_offset, row.op) for row in redeliveries.collect()] == [(7, "u")]
+
+
+def test_canal_order_is_partition_offset_row(spark, built_warehouse):
+    events = read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{STREAM_A}'").orderBy("kafka_offset")
+    assert [[int(part) for part in row.event_order] for row in events.collect()] == [
+        [0, offset, 0] for offset in (0, 1, 2, 3, 4, 5, 6, 8, 9)
+    ]

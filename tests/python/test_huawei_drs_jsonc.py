@@ -101,6 +101,8 @@ def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehou
         ("huawei_drs_jsonc", 2, "unknown operation type: MERGE"),
         # JSON-C's es is epoch milliseconds like JSON's; a date text there is a wrong field type.
         ("huawei_drs_jsonc", 3, "not a Huawei DRS JSON-C message (malformed JSON or wrong field types)"),
+        # DRS numbers every event: without its id a change has no place in the order.
+        ("huawei_drs_jsonc", 4, "no event sequence number (id)"),
     ]
     assert bytes(quarantined[1].raw_value) == b'{"id": 27681, "type": "INSERT", "table": "test", "data": [{"id": "107"}'
     assert event_rows(spark, built_warehouse, BAD_TOPIC) == []

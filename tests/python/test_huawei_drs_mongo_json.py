@@ -10,6 +10,8 @@ written out by hand: each image value is the field's Extended JSON v2 relaxed te
 
 from datetime import datetime
 
+from test_huawei_drs_json import comparable_event_rows, read_table
+
 SEED_TOPIC = "huawei_drs_mongo_json.seed_004_dds"
 OWN_TOPIC = "huawei_drs_mongo_json.own_shell_types"
 BAD_TOPIC = "huawei_drs_mongo_json.bad_messages"
@@ -125,18 +127,8 @@ EXPECTED_QUARANTINE = [
 ]
 
 
-def read_table(spark, warehouse, table: str):
-    return spark.read.format("delta").load(warehouse.table_path("cdc", table))
-
-
 def event_rows(spark, warehouse, topic: str) -> list[dict]:
-    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
-    rows = [row.asDict(recursive=True) for row in events.collect()]
-    for row in rows:
-        assert len(row.pop("event_id")) == 64
-        assert row.pop("ingested_at") is not None
-        row["source_seq"] = int(row["source_seq"])
-    return rows
+    return comparable_event_rows(spark, warehouse, topic)
 
 
 def test_vendor_examples_become_these_change_events(spark, built_warehouse):

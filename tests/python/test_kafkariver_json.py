@@ -9,7 +9,8 @@ next binlog file. Expected rows are written out by hand from those texts.
 """
 
 from datetime import datetime
-from decimal import Decimal
+
+from test_huawei_drs_json import comparable_event_rows, read_table
 
 SEED_TOPIC = "kafkariver_json.seed_002_spec_examples"
 OWN_TOPIC = "kafkariver_json.own_nulls_and_next_file"
@@ -108,19 +109,8 @@ EXPECTED_QUARANTINE = [
 ]
 
 
-def read_table(spark, warehouse, table: str):
-    return spark.read.format("delta").load(warehouse.table_path("cdc", table))
-
-
 def event_rows(spark, warehouse, topic: str) -> list[dict]:
-    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
-    rows = [row.asDict(recursive=True) for row in events.collect()]
-    for row in rows:
-        assert len(row.pop("event_id")) == 64
-        assert row.pop("ingested_at") is not None
-        assert isinstance(row["source_seq"], Decimal)
-        row["source_seq"] = int(row["source_seq"])
-    return rows
+    return comparable_event_rows(spark, warehouse, topic)
 
 
 def test_spec_examples_become_these_change_events(spark, built_warehouse):

@@ -201,11 +201,11 @@ def scaffold_project(tmp_path_factory, built_warehouse) -> Path:
     return project
 
 
-def test_unmapped_vendor_type_fails_the_dbt_test(built_warehouse):
-    # The shared build leaves this test out; every other vendor type of the landed examples is mapped.
+def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
+    # own_schema_evolution.jsonl brings the one type no seed maps; every other vendor type is mapped.
     result = built_warehouse.dbt("test", "--select", "cdc_every_vendor_type_is_mapped")
-    assert result.returncode != 0
-    assert "Got 1 result, configured to fail" in result.stdout, result.stdout[-3000:]
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert "Got 1 result, configured to warn" in result.stdout, result.stdout[-3000:]
 
 
 def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse, scaffold_project):

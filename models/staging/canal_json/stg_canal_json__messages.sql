@@ -30,13 +30,25 @@ operation_codes as (
     where source_format = 'canal_json'
 ),
 
+binary_column_types as (
+    select collect_set(column_type) as column_types
+    from {{ ref('canal_binary_column_types') }}
+),
+
 classified as (
-    select
+    select /*+ broadcast(binary_column_types) */
         parsed.*,
-        operation_codes.op
+        operation_codes.op,
+        map_filter(
+            parsed.message.mysqlType,
+            (column_name, column_type) -> array_contains(
+                binary_column_types.column_types, {{ canal_column_base_type('column_type') }}
+            )
+        ) as binary_columns
     from parsed
     left join operation_codes
         on parsed.message.type = operation_codes.vendor_operation
+    cross join binary_column_types
 ),
 
 checked as (
@@ -62,6 +74,15 @@ checked as (
                         'update with ', size(classified.message.data), ' after images in data and ',
                         size(coalesce(classified.message.old, array())), ' change sets in old'
                     )
+            -- Canal writes a byte as one ISO-8859-1 character: anything beyond is not a byte.
+            when exists(
+                    concat(coalesce(classified.message.data, array()), coalesce(classified.message.old, array())),
+                    image -> exists(
+                        map_keys(map_filter(image, (column_name, column_value) -> column_value rlike '[^\\x00-\\xFF]')),
+                        column_name -> map_contains_key(classified.binary_columns, column_name)
+                    )
+                )
+                then 'a binary column holds characters beyond ISO-8859-1 (not one byte per character)'
         end as quarantine_reason
     from classified
 )
@@ -82,6 +103,7 @@ select
     checked.message.isDdl as is_ddl,
     nullif(checked.message.sql, '') as ddl_sql,
     checked.message.mysqlType as column_types,
+    checked.binary_columns,
     checked.message.sqlType as jdbc_types,
     checked.message.data as data_rows,
     checked.message.old as old_rows,
