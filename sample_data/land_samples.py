@@ -2,8 +2,10 @@
 topic named <format>.<file name without extension>; a folder is one topic named <format>.<folder>
 whose files land in name order (a folder named `orders#2` lands in partition 2 of topic `orders`).
 
-Each file lands from offset 0, so landing the same files again is a redelivery and adds nothing. All
-messages of a directory land in one Delta MERGE.
+A topic lands from offset 0 at consecutive offsets, so landing the same files again is a redelivery and
+adds nothing. A file of a folder named `<name>@<offset>` (`003@15.bin`) lands from that offset instead,
+and the files after it follow on: offsets a partition leaves empty (a transactional producer's commit
+markers, compaction) are not landed. All messages of a directory land in one Delta MERGE.
 """
 
 import sys
@@ -16,19 +18,33 @@ from python_udfs.session import open_session, profile_spark_settings
 SAMPLE_DIR = Path(__file__).resolve().parent
 
 
+def folder_batches(source_format: str, topic: str, partition: int, files: list[Path]) -> list[TopicMessages]:
+    """A folder's files in runs at consecutive offsets: a file named `<name>@<offset>` starts a run there."""
+    runs: list[tuple[int, list[bytes]]] = []
+    for path in files:
+        _, at, offset = path.stem.rpartition("@")
+        if not runs or (at and offset.isdigit()):
+            runs.append((int(offset) if at and offset.isdigit() else 0, []))
+        runs[-1][1].extend(read_messages([path]))
+    return [TopicMessages(source_format, topic, partition, first, messages) for first, messages in runs]
+
+
 def main(directories: list[str]) -> int:
     spark = open_session(profile_spark_settings())
     for directory in map(Path, directories or [SAMPLE_DIR]):
         batches = []
         for source_format in SOURCE_FORMATS:
             for path in sorted((directory / source_format).glob("*")):
-                files = sorted(path.iterdir()) if path.is_dir() else [path]
                 name, _, partition = path.stem.partition("#")
                 topic = f"{source_format}.{name}"
-                batches.append(TopicMessages(source_format, topic, int(partition or 0), 0, read_messages(files)))
+                if path.is_dir():
+                    batches.extend(folder_batches(source_format, topic, int(partition or 0), sorted(path.iterdir())))
+                else:
+                    batches.append(TopicMessages(source_format, topic, int(partition or 0), 0, read_messages([path])))
+        topics = len({(batch.topic, batch.partition) for batch in batches})
         messages = sum(len(batch.messages) for batch in batches)
         landed = land_topics(spark, batches) if batches else 0
-        print(f"{directory}: {len(batches)} topics, {landed} messages landed, {messages - landed} already there")
+        print(f"{directory}: {topics} topics, {landed} messages landed, {messages - landed} already there")
     return 0
 
 

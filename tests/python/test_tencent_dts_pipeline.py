@@ -50,6 +50,55 @@ def test_an_incomplete_group_at_the_end_of_a_partition_waits(spark, built_wareho
     assert quarantined_by_topic(spark, built_warehouse, "split_waiting") == []
 
 
+def groups_by_topic(spark, warehouse, topic: str) -> list[tuple]:
+    entries = read_table(spark, warehouse, "stg_tencent_dts_protobuf__entries").where(
+        f"topic = 'tencent_dts_protobuf.{topic}'"
+    )
+    return [(g.kafka_offset, g.part_offsets, g.quarantine_reason) for g in entries.orderBy("kafka_offset").collect()]
+
+
+def test_parts_separated_by_offset_gaps_are_one_group(spark, built_warehouse):
+    # The offsets between were never landed (commit markers, compaction): the next part is the next message.
+    assert groups_by_topic(spark, built_warehouse, "gaps_in_order") == [
+        (10, [10, 12, 15], None),
+        (17, [17], None),
+        (20, [20, 21], None),
+    ]
+    assert events_by_topic(spark, built_warehouse, "gaps_in_order") == [
+        (0, 10, 0, "heartbeat", 601),
+        (0, 17, 0, "heartbeat", 602),
+        (0, 20, 0, "heartbeat", 603),
+    ]
+    assert quarantined_by_topic(spark, built_warehouse, "gaps_in_order") == []
+
+
+def test_a_part_missing_after_an_offset_gap_quarantines_its_group(spark, built_warehouse):
+    ended = "Envelope group ended before its last part"
+    out_of_sequence = "Envelope parts repeated, missing or out of order"
+    assert groups_by_topic(spark, built_warehouse, "gaps_broken_groups") == [
+        (0, [0, 2], ended),
+        (5, [5], None),
+        # The part after 8 is its last (index 2) where index 1 was due.
+        (8, [8, 11], out_of_sequence),
+        (13, [13], None),
+        # The part at 25 repeats index 1.
+        (20, [20, 22, 25], out_of_sequence),
+    ]
+    assert events_by_topic(spark, built_warehouse, "gaps_broken_groups") == [
+        (0, 5, 0, "heartbeat", 702),
+        (0, 13, 0, "heartbeat", 704),
+    ]
+    assert quarantined_by_topic(spark, built_warehouse, "gaps_broken_groups") == [
+        (0, ended),
+        (2, ended),
+        (8, out_of_sequence),
+        (11, out_of_sequence),
+        (20, out_of_sequence),
+        (22, out_of_sequence),
+        (25, out_of_sequence),
+    ]
+
+
 def test_sample_transactions_become_ordered_events(spark, built_warehouse):
     events = read_table(spark, built_warehouse, "cdc_events").where("topic = 'tencent_dts_protobuf.shop'")
     rows = [
@@ -81,4 +130,11 @@ def test_sample_transactions_become_ordered_events(spark, built_warehouse):
     assert quarantined == [
         (5, "Envelope group ended before its last part"),
         (7, "not a Tencent DTS Envelope (protobuf decode failed)"),
+    ]
+
+
+def test_a_change_without_seq_id_is_quarantined_not_sorted_first(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "no_seq_id") == [(0, 1, 0, "c", 7)]
+    assert quarantined_by_topic(spark, built_warehouse, "no_seq_id") == [
+        (0, "DML or DDL entry without a sequence number (seqId)")
     ]

@@ -1,13 +1,17 @@
 {#
     Reassembles split envelopes and decodes each complete Entries once. The vendor's consumer reads a
-    partition in offset order: a part with index 0 starts a group, parts are appended until index is
+    partition in order: a part with index 0 starts a group, parts are appended until index is
     total - 1. A group whose parts are missing, repeated or out of order is quarantined whole, never
     half-decoded; the last group of a partition that is still incomplete waits for its next parts.
 
+    "The next part" is the next landed message of the partition, whatever its offset: offsets have gaps
+    (a transactional producer's commit markers take offsets, compaction removes messages), so parts are
+    placed by their rank among the partition's landed messages, never by offset arithmetic.
+
     Incremental: a run regroups each partition from its first message that no earlier run settled (the
     parts of a waiting group, new messages), or from the settled group before it, and appends the groups
-    not settled before. A message that lands after the group it falls into was settled is quarantined on
-    its own.
+    not settled before. A message that lands after the group it falls into was settled (in an offset gap
+    of that group, too) is quarantined on its own.
 #}
 
 with
@@ -19,7 +23,8 @@ all_envelopes as (
 
 {% if is_incremental() %}
     settled_offsets as (
-        select
+        -- Distinct: the join below marks each message once, even one an older build settled twice.
+        select distinct
             settled.topic,
             settled.kafka_partition,
             part_offset as kafka_offset
@@ -57,38 +62,70 @@ all_envelopes as (
     ),
 
     envelopes as (
-        select /*+ broadcast(resume_points) */ all_envelopes.*
+        -- The messages to regroup, each marked by whether an earlier run settled it.
+        select /*+ broadcast(resume_points) */
+            all_envelopes.*,
+            settled_offsets.kafka_offset is not null as was_settled_before
         from all_envelopes
         inner join resume_points
             on
                 all_envelopes.topic = resume_points.topic
                 and all_envelopes.kafka_partition = resume_points.kafka_partition
                 and all_envelopes.kafka_offset >= resume_points.resume_offset
+        left join settled_offsets
+            on
+                all_envelopes.topic = settled_offsets.topic
+                and all_envelopes.kafka_partition = settled_offsets.kafka_partition
+                and all_envelopes.kafka_offset = settled_offsets.kafka_offset
     ),
 {% else %}
     envelopes as (
-        select * from all_envelopes
+        select
+            all_envelopes.*,
+            false as was_settled_before
+        from all_envelopes
     ),
 {% endif %}
 
-grouped as (
+ranked as (
+    -- Rank among the landed messages of the partition (of the regrouped range in an incremental run:
+    -- only differences of ranks within a group are used).
     select
         envelopes.*,
+        row_number() over (
+            partition by envelopes.topic, envelopes.kafka_partition
+            order by envelopes.kafka_offset
+        ) as landed_rank
+    from envelopes
+),
+
+grouped as (
+    select
+        ranked.*,
         -- A message that is no envelope is a group of its own; any other belongs to the latest
         -- part 0 at or before it.
         if(
-            envelopes.envelope_error is not null,
-            envelopes.kafka_offset,
-            max(if(envelopes.part_index = 0 and envelopes.envelope_error is null, envelopes.kafka_offset, null)) over (
-                partition by envelopes.topic, envelopes.kafka_partition
-                order by envelopes.kafka_offset
+            ranked.envelope_error is not null,
+            ranked.kafka_offset,
+            max(if(ranked.part_index = 0 and ranked.envelope_error is null, ranked.kafka_offset, null)) over (
+                partition by ranked.topic, ranked.kafka_partition
+                order by ranked.kafka_offset
                 rows between unbounded preceding and current row
             )
         ) as group_offset,
-        max(envelopes.kafka_offset) over (
-            partition by envelopes.topic, envelopes.kafka_partition
-        ) as partition_last_offset
-    from envelopes
+        if(
+            ranked.envelope_error is not null,
+            ranked.landed_rank,
+            max(if(ranked.part_index = 0 and ranked.envelope_error is null, ranked.landed_rank, null)) over (
+                partition by ranked.topic, ranked.kafka_partition
+                order by ranked.kafka_offset
+                rows between unbounded preceding and current row
+            )
+        ) as group_rank,
+        max(ranked.landed_rank) over (
+            partition by ranked.topic, ranked.kafka_partition
+        ) as partition_last_rank
+    from ranked
 ),
 
 groups as (
@@ -108,8 +145,13 @@ groups as (
                 )
             )
         ) as parts,
+        -- Part i must be the i-th landed message after part 0, however far apart their offsets are.
+        bool_and(grouped.part_index <=> grouped.landed_rank - grouped.group_rank) as parts_in_sequence,
+        -- A message after the group's last part starts another group: this one has ended.
+        max(grouped.landed_rank) < max(grouped.partition_last_rank) as later_group_started,
+        bool_or(grouped.was_settled_before) as holds_settled_parts,
+        collect_list(if(grouped.was_settled_before, null, grouped.kafka_offset)) as new_part_offsets,
         max(grouped.ingested_at) as ingested_at,
-        max(grouped.partition_last_offset) as partition_last_offset,
         first(grouped.source_format) as source_format
     from grouped
     group by grouped.topic, grouped.kafka_partition, grouped.group_offset
@@ -125,10 +167,7 @@ checked as (
                 then 'Envelope part without a part 0 before it in its partition'
             when exists(groups.parts, part -> part.part_total != groups.parts[0].part_total)
                 then 'Envelope parts of one group disagree on total'
-            when not forall(
-                    groups.parts,
-                    part -> part.part_index = part.kafka_offset - groups.group_offset
-                )
+            when not groups.parts_in_sequence
                 then 'Envelope parts repeated, missing or out of order'
             when size(groups.parts) > groups.parts[0].part_total
                 then 'Envelope group has more parts than its total'
@@ -138,74 +177,59 @@ checked as (
 ),
 
 settled as (
-    -- An incomplete group at the end of its partition may still receive its next parts.
+    -- An incomplete group that no later group follows yet may still receive its next parts. A group
+    -- holding messages an earlier run settled is decided already: its new messages are late parts.
     select checked.*
     from checked
     where
         checked.group_error is not null
         or checked.is_complete
-        or checked.group_offset + checked.parts[0].part_total - 1 <= checked.partition_last_offset
+        or checked.later_group_started
+        or checked.holds_settled_parts
 ),
 
 {% if is_incremental() %}
-    settled_groups as (
-        -- Each group's key marks whether an earlier run settled it already.
-        select
-            settled.*,
-            known_groups.kafka_offset is not null as was_settled_before
-        from settled
-        left join (select distinct topic, kafka_partition, kafka_offset from {{ this }}) as known_groups
-            on
-                settled.topic = known_groups.topic
-                and settled.kafka_partition = known_groups.kafka_partition
-                and coalesce(settled.group_offset, settled.parts[0].kafka_offset) = known_groups.kafka_offset
-    ),
-
     newly_settled as (
         select
-            settled_groups.topic,
-            settled_groups.kafka_partition,
-            settled_groups.group_offset,
-            settled_groups.parts,
-            settled_groups.ingested_at,
-            settled_groups.partition_last_offset,
-            settled_groups.source_format,
-            settled_groups.group_error,
-            settled_groups.is_complete
-        from settled_groups
-        where not settled_groups.was_settled_before
+            settled.topic,
+            settled.kafka_partition,
+            settled.group_offset,
+            settled.parts,
+            settled.ingested_at,
+            settled.source_format,
+            settled.group_error,
+            settled.is_complete
+        from settled
+        where not settled.holds_settled_parts
     ),
 
     late_parts as (
-        -- Parts of groups an earlier run settled (regrouped because the partition resumes before them)
-        -- that the settled group did not have: each on its own, with the reason.
+        -- Messages no earlier run settled that fall into a group an earlier run settled (regrouped
+        -- because the partition resumes at or before it), each on its own with the reason. A part 0
+        -- landed in an offset gap of a settled group is one of them: it must not take that group's
+        -- later parts.
         select
             regrouped.topic,
             regrouped.kafka_partition,
             regrouped.part.kafka_offset as group_offset,
             array(regrouped.part) as parts,
             regrouped.ingested_at,
-            regrouped.partition_last_offset,
             regrouped.source_format,
             'Envelope part landed after its group was settled' as group_error,
             false as is_complete
         from (
             select
-                settled_groups.topic,
-                settled_groups.kafka_partition,
-                settled_groups.ingested_at,
-                settled_groups.partition_last_offset,
-                settled_groups.source_format,
+                settled.topic,
+                settled.kafka_partition,
+                settled.ingested_at,
+                settled.source_format,
+                settled.new_part_offsets,
                 part
-            from settled_groups
-                lateral view explode(settled_groups.parts) regrouped_parts as part
-            where settled_groups.was_settled_before
+            from settled
+                lateral view explode(settled.parts) regrouped_parts as part
+            where settled.holds_settled_parts
         ) as regrouped
-        left anti join settled_offsets
-            on
-                regrouped.topic = settled_offsets.topic
-                and regrouped.kafka_partition = settled_offsets.kafka_partition
-                and regrouped.part.kafka_offset = settled_offsets.kafka_offset
+        where array_contains(regrouped.new_part_offsets, regrouped.part.kafka_offset)
     ),
 
     groups_to_decode as (
@@ -256,6 +280,12 @@ select
                 decoded.entries.events,
                 event -> event.message_type like 'UNKNOWN%' or event.dml_type like 'UNKNOWN%'
             )[0].message_type
+        ),
+        -- DTS numbers every entry; a change without its number (0: absent) has no place in the order.
+        if(
+            exists(decoded.entries.events, event -> event.message_type in ('DML', 'DDL') and event.seq_id = '0'),
+            'DML or DDL entry without a sequence number (seqId)',
+            null
         )
     ) as quarantine_reason,
     decoded.parts
