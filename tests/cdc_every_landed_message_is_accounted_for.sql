@@ -4,7 +4,8 @@
     (cdc_redeliveries), a quarantined message (cdc_quarantine), a part of a reassembled Tencent DTS group,
     or a half of a paired Alibaba Cloud update. Two kinds of message are waiting, not lost: the parts of
     a DTS group at the end of its partition whose next parts have not landed, and Alibaba Cloud update
-    halves whose partner has not landed.
+    halves whose partner has not landed (or, for halves without a sequence id, never will: they pair only
+    with the message next to them).
 #}
 
 with
@@ -25,12 +26,30 @@ dts_group_parts as (
     from {{ ref('stg_tencent_dts_protobuf__entries') }} as entries
 ),
 
+{%- set aliyun_formats = [
+    (ref('stg_aliyun_streamx_json__messages'), ref('int_aliyun_streamx_json__update_pairs')),
+    (ref('stg_aliyun_datahub_tuple__messages'), ref('int_aliyun_datahub_tuple__update_pairs')),
+] %}
+
+-- The halves of each pair, and every half of a sequence id that has a pair: a replayed half of a paired
+-- update carries nothing the pair's event does not have.
 aliyun_update_halves as (
-    {% for pairs in [ref('int_aliyun_streamx_json__update_pairs'), ref('int_aliyun_datahub_tuple__update_pairs')] %}
+    {% for staging, pairs in aliyun_formats %}
         select
             pairs.topic,
             inline(pairs.message_offsets) as (kafka_partition, kafka_offset)
         from {{ pairs }} as pairs
+        union all
+        select
+            staged.topic,
+            staged.kafka_partition,
+            staged.kafka_offset
+        from {{ staging }} as staged
+        left semi join {{ pairs }} as pairs
+            on
+                staged.topic = pairs.topic
+                and staged.sequence_id = pairs.sequence_id
+        where staged.quarantine_reason is null and staged.update_half is not null
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
@@ -90,7 +109,7 @@ waiting_dts_parts as (
 ),
 
 waiting_aliyun_halves as (
-    {% for staging in [ref('stg_aliyun_streamx_json__messages'), ref('stg_aliyun_datahub_tuple__messages')] %}
+    {% for staging, pairs in aliyun_formats %}
         select
             staged.topic,
             staged.kafka_partition,

@@ -8,8 +8,9 @@ Vendor examples (`vendor_examples/aliyun_streamx_json/`):
 The messages are the vendor's JSON re-serialized on one line each; nothing else was changed (the "overall
 format" template, with comments and placeholder values, is not a message and is not used).
 `edge_cases.jsonl` (an Oracle source with scn, rowid and all six types, eventTime -1, transactions,
-TRUNCATE, CREATE, a waiting update half, a pair whose after half landed first) and `bad_messages.jsonl`
-are ours.
+TRUNCATE, CREATE, a waiting update half, a pair whose after half landed first), `unknown_sequence.jsonl`
+(a stream in the shape of seed 003 whose sequenceId is "-1" or null after its first change, as real
+DataWorks messages carry it) and `bad_messages.jsonl` are ours.
 
 Expected rows are written out by hand from the vendor text; epoch milliseconds were converted to UTC.
 """
@@ -24,6 +25,7 @@ BLOB_TOPIC = f"{FORMAT}.seed_000_datahub_blob"
 KAFKA_TOPIC = f"{FORMAT}.seed_003_kafka"
 ONE_RECORD_TOPIC = f"{FORMAT}.seed_003_one_record_update"
 EDGE_TOPIC = f"{FORMAT}.edge_cases"
+UNKNOWN_TOPIC = f"{FORMAT}.unknown_sequence"
 BAD_TOPIC = f"{FORMAT}.bad_messages"
 
 NO_EVENT_DATA = {
@@ -256,7 +258,88 @@ EXPECTED_EDGE_EVENTS = [
 ]
 
 
+# Our stream whose sequenceId is unknown after its first change: table shop.orders, primary key id.
+UNKNOWN_ROW = {
+    "source_db_type": "mysql",
+    "source_database": "shop",
+    "source_schema": None,
+    "source_table": "orders",
+    "column_types": {"id": "LONG", "status": "STRING"},
+    "primary_key": ["id"],
+    "row_index": 0,
+    "ddl_sql": None,
+    "source_seq": None,
+    "source_position": None,
+}
+EXPECTED_UNKNOWN_EVENTS = [
+    {
+        **UNKNOWN_ROW,
+        "kafka_offset": 0,
+        "op": "c",
+        "before": None,
+        "after": {"id": "1", "status": "new"},
+        "event_ts": datetime(2023, 11, 14, 22, 13, 21),
+        "source_seq": Decimal("1700000000000000001"),
+        "source_position": "1700000000000000001",
+    },
+    {
+        # UPDATE_BEFOR (offset 1) and UPDATE_AFTER (offset 2), both "-1": paired as neighbours.
+        **UNKNOWN_ROW,
+        "kafka_offset": 1,
+        "op": "u",
+        "before": {"id": "1", "status": "new"},
+        "after": {"id": "1", "status": "paid"},
+        "event_ts": datetime(2023, 11, 14, 22, 13, 22),
+    },
+    {
+        **NO_EVENT_DATA,
+        "kafka_offset": 3,
+        "op": "heartbeat",
+        "event_ts": datetime(2023, 11, 14, 22, 13, 23),
+        "source_seq": None,
+        "source_position": None,
+    },
+    {
+        # "sequenceId": null on an insert: unknown, like "-1".
+        **UNKNOWN_ROW,
+        "kafka_offset": 4,
+        "op": "c",
+        "before": None,
+        "after": {"id": "2", "status": "new"},
+        "event_ts": datetime(2023, 11, 14, 22, 13, 24),
+    },
+    {
+        **UNKNOWN_ROW,
+        "kafka_offset": 5,
+        "op": "d",
+        "before": {"id": "2", "status": "new"},
+        "after": None,
+        "event_ts": datetime(2023, 11, 14, 22, 13, 24),
+    },
+    {
+        # An update as one record (both images), "-1".
+        **UNKNOWN_ROW,
+        "kafka_offset": 6,
+        "op": "u",
+        "before": {"id": "1", "status": "paid"},
+        "after": {"id": "1", "status": "shipped"},
+        "event_ts": datetime(2023, 11, 14, 22, 13, 25),
+    },
+]
+# An unknown sequenceId sorts at the end of its eventTime's millisecond: eventTime * 10^6 + 999999.
+EXPECTED_UNKNOWN_ORDER = [
+    (0, [1700000000000000001, 0, 0]),
+    (1, [1700000002000999999, 0, 1]),
+    (3, [1700000003000999999, 0, 3]),
+    (4, [1700000004000999999, 0, 4]),
+    (5, [1700000004000999999, 0, 5]),  # same millisecond as the insert at 4: the offset breaks the tie
+    (6, [1700000005000999999, 0, 6]),
+]
+
+
 def format_events(spark, warehouse, topic: str) -> list[dict]:
+    """A topic's events in offset order, without the columns every event has (checked), the source
+    identity and event_order (see event_orders)."""
     events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
     rows = []
     for row in events.collect():
@@ -266,8 +349,15 @@ def format_events(spark, warehouse, topic: str) -> list[dict]:
         assert event.pop("source_format") == topic.split(".")[0]
         assert event.pop("topic") == topic
         assert event.pop("kafka_partition") == 0
+        for column in ("source_name", "source_time_zone", "event_order"):
+            event.pop(column)
         rows.append(event)
     return rows
+
+
+def event_orders(spark, warehouse, topic: str) -> list[tuple[int, list[int]]]:
+    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
+    return [(row.kafka_offset, [int(part) for part in row.event_order]) for row in events.collect()]
 
 
 def test_datahub_blob_examples_become_these_events(spark, built_warehouse):
@@ -286,12 +376,42 @@ def test_oracle_types_transactions_and_pairing_edge_cases(spark, built_warehouse
     assert format_events(spark, built_warehouse, EDGE_TOPIC) == EXPECTED_EDGE_EVENTS
 
 
+def test_known_sequence_orders_events(spark, built_warehouse):
+    assert event_orders(spark, built_warehouse, EDGE_TOPIC) == [
+        (offset, [1700000000000000000 + seq, 0, offset])
+        for offset, seq in ((0, 1), (1, 2), (3, 4), (4, 5), (6, 6), (7, 7))
+    ]
+
+
+def test_unknown_sequence_is_accepted_and_ordered_by_event_time(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, UNKNOWN_TOPIC) == EXPECTED_UNKNOWN_EVENTS
+    assert event_orders(spark, built_warehouse, UNKNOWN_TOPIC) == EXPECTED_UNKNOWN_ORDER
+
+
+def test_unknown_sequence_updates_after_a_known_insert_are_the_current_version(spark, built_warehouse):
+    event_ids = [
+        row.event_id
+        for row in read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{UNKNOWN_TOPIC}'").collect()
+    ]
+    history = read_table(spark, built_warehouse, "cdc_history")
+    history = history.where(history.event_id.isin(event_ids)).orderBy("pk", "event_order", "event_id").collect()
+    assert [(v.pk, v.op, v.row["status"], v.valid_from, v.valid_to, v.is_current, v.is_deleted) for v in history] == [
+        ('["1"]', "c", "new", datetime(2023, 11, 14, 22, 13, 21), datetime(2023, 11, 14, 22, 13, 22), False, False),
+        ('["1"]', "u", "paid", datetime(2023, 11, 14, 22, 13, 22), datetime(2023, 11, 14, 22, 13, 25), False, False),
+        ('["1"]', "u", "shipped", datetime(2023, 11, 14, 22, 13, 25), None, True, False),
+        # Insert and delete in one millisecond: the zero-length version of the insert, then the delete.
+        ('["2"]', "c", "new", datetime(2023, 11, 14, 22, 13, 24), datetime(2023, 11, 14, 22, 13, 24), False, False),
+        ('["2"]', "d", "new", datetime(2023, 11, 14, 22, 13, 24), None, True, True),
+    ]
+
+
 def test_update_pairs_list_both_halves(spark, built_warehouse):
     pairs = read_table(spark, built_warehouse, "int_aliyun_streamx_json__update_pairs").orderBy("topic", "kafka_offset")
     assert [(p.topic, p.sequence_id, [m.kafka_offset for m in p.message_offsets]) for p in pairs.collect()] == [
         (EDGE_TOPIC, "1700000000000000006", [6, 5]),
         (BLOB_TOPIC, "1605339516000000005", [1, 2]),
         (KAFKA_TOPIC, "1620457642589000001", [2, 3]),
+        (UNKNOWN_TOPIC, None, [1, 2]),
     ]
 
 
@@ -325,10 +445,12 @@ def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehou
         (3, "BYTES value is not strict base64: after.bin: " + not_canonical),
         (4, "INSERT without an after image (payload.after.dataColumn)"),
         (5, not_streamx),  # eventTime "yesterday"
-        (6, "UPDATE_BEFOR half of an update without a sequenceId to pair it"),
+        (6, "UPDATE_BEFOR without a sequenceId or a timestamp.eventTime to order it by"),  # "-1", eventTime -1
         (7, "sequenceId is not a number: 17e3"),
         (8, "BYTES value is not strict base64: after.bin: length 9 is not a multiple of 4"),  # a line break
         (9, not_streamx),  # a JSON string, not an object
+        (10, "sequenceId is not a number: "),  # empty: not a marker the vendor writes
+        (11, "DELETE without a sequenceId or a timestamp.eventTime to order it by"),  # null, no timestamp
     ]
     assert all(q.source_format == FORMAT for q in quarantined)
     lines = (built_warehouse_examples() / "bad_messages.jsonl").read_bytes().splitlines()

@@ -70,13 +70,20 @@ checked_shape as (
                 then 'DELETE without a before image (payload.before.dataColumn)'
             when classified.op = 'u' and classified.before_image is null and classified.after_image is null
                 then concat(classified.message.payload.op, ' without a before or after image')
+            -- null and the vendor's "-1" are an unknown sequenceId; anything else must be digits.
             when
-                classified.op = 'u'
-                and (classified.before_image is null or classified.after_image is null)
-                and classified.message.payload.sequenceId is null
-                then concat(classified.message.payload.op, ' half of an update without a sequenceId to pair it')
-            when not classified.message.payload.sequenceId rlike '^[0-9]{1,38}$'
+                classified.message.payload.sequenceId != '-1'
+                and not classified.message.payload.sequenceId rlike '^[0-9]{1,38}$'
                 then concat('sequenceId is not a number: ', classified.message.payload.sequenceId)
+            -- A change without a sequenceId is ordered by its event time: without one either, it has no order.
+            when
+                classified.op not in ('heartbeat', 'begin', 'commit')
+                and coalesce(classified.message.payload.sequenceId, '-1') = '-1'
+                and not coalesce(classified.message.payload.timestamp.eventTime > 0, false)
+                then concat(
+                        classified.message.payload.op,
+                        ' without a sequenceId or a timestamp.eventTime to order it by'
+                    )
             when
                 exists(classified.column_names, column_name -> column_name is null)
                 or size(array_distinct(classified.column_names)) != size(classified.column_names)
@@ -144,7 +151,8 @@ select
         when checked.op = 'u' and checked.after_image is null then 'before'
         when checked.op = 'u' and checked.before_image is null then 'after'
     end as update_half,
-    checked.message.payload.sequenceId as sequence_id,
+    -- Digits, or null when unknown (null or "-1").
+    nullif(checked.message.payload.sequenceId, '-1') as sequence_id,
     nullif(checked.message.payload.scn, '') as scn,
     lower(checked.message.schema.source.dbType) as vendor_db_type,
     checked.message.schema.source.dbVersion as source_db_version,
@@ -167,8 +175,10 @@ select
     {{ aliyun_epoch_millis('checked.message.payload.timestamp.eventTime') }} as event_ts,
     {{ aliyun_epoch_millis('checked.message.payload.timestamp.systemTime') }} as system_ts,
     {{ aliyun_epoch_millis('checked.message.payload.timestamp.checkpointTime') }} as checkpoint_ts,
-    -- Oracle sources: the SCN is the source position; otherwise the sequenceId.
-    coalesce(nullif(checked.message.payload.scn, ''), checked.message.payload.sequenceId) as source_position,
+    -- Oracle sources: the SCN is the source position; otherwise the sequenceId (none when unknown).
+    coalesce(
+        nullif(checked.message.payload.scn, ''), nullif(checked.message.payload.sequenceId, '-1')
+    ) as source_position,
     nullif(checked.message.payload.ddl.text, '') as ddl_sql,
     -- A serialized Java object (base64): kept as opaque text, never decoded or deserialized.
     checked.message.payload.ddl.ddlMeta as ddl_meta,
