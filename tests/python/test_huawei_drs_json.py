@@ -148,7 +148,7 @@ def test_event_ids_are_deterministic(spark, built_warehouse):
 def test_sample_data_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
     quarantined = (
         read_table(spark, built_warehouse, "cdc_quarantine")
-        .where("source_format = 'huawei_drs_json'")
+        .where("topic = 'huawei_drs_json.shop.orders'")
         .orderBy("kafka_offset")
         .collect()
     )
