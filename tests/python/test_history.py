@@ -3,19 +3,16 @@
 dbt runs in this test process (dbtRunner), on the test Spark session, so a run costs its queries and not
 a JVM start. Each scenario lands Huawei DRS JSON messages (a simple format whose images the test controls
 fully) into an emptied landing table and schema, then runs the models with a zero-minute lookback, so an
-incremental run only sees the batch landed since the previous one.
+incremental run only sees the batch landed since the previous one. The property test over generated
+change streams of several formats is test_history_property.py.
 """
 
 import json
-import os
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import dbt_in_process
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from history_project import SCHEMA, project_in_schema
 
-SCHEMA = "history_test"
 TOPIC = "huawei_drs_json.history"
 FORMAT = "huawei_drs_json"
 T0 = datetime(2024, 3, 1, 8, 0, 0)
@@ -63,77 +60,17 @@ def at(seq: int) -> datetime:
     return T0 + timedelta(seconds=seq)
 
 
-# The models a Huawei DRS JSON change passes through on its way to the history; cdc_current is their view.
-HISTORY_PATH_TABLES = (
-    "stg_huawei_drs_json__messages",
-    "cdc_events",
-    "int_cdc_history__key_steps",
-    "cdc_history",
-    "cdc_redeliveries",
-)
-
-
-class DbtProject:
-    """The project's models run in-process against the test session, in their own schema.
-
-    The first run builds every model the history depends on (the other formats' staging tables are empty);
-    a reset then drops only the tables a DRS JSON change passes through, and later runs select just those:
-    the seeds and the empty staging tables of other formats stay, which saves most of a run.
-    """
-
-    def __init__(self, spark, root) -> None:
-        self.spark = spark
-        self.root = root
-        self.built = False
-
-    def reset(self) -> None:
-        from python_udfs.landing_table import LANDING_TABLE, ensure_landing_table
-
-        if self.built:
-            for table in HISTORY_PATH_TABLES:
-                self.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{table}")
-        else:
-            self.spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-            ensure_landing_table(self.spark)
-            self.dbt("seed")
-        self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
-
-    def land(self, messages: list[bytes]) -> None:
-        from python_udfs.landing import land
-
-        land(self.spark, FORMAT, TOPIC, 0, messages)
-
-    def dbt(self, *arguments: str, check: bool = True):
-        return dbt_in_process(self.spark, self.root, *arguments, dbt_vars={"landing_lookback_minutes": 0}, check=check)
-
-    def run(self) -> None:
-        if self.built:
-            self.dbt("run", "--select", *HISTORY_PATH_TABLES, "cdc_current")
-        else:
-            self.dbt("run", "--select", "+cdc_current", "+cdc_redeliveries", "cdc_quarantine")
-            self.built = True
-
-    def history(self) -> list[tuple]:
-        rows = self.spark.table(f"{SCHEMA}.cdc_history").select(*HISTORY_COLUMNS).collect()
-        return by_version(
-            tuple(
-                int(value) if name == "source_seq" else value for name, value in zip(HISTORY_COLUMNS, row, strict=True)
-            )
-            for row in rows
-        )
+def history(project) -> list[tuple]:
+    rows = project.spark.table(f"{SCHEMA}.cdc_history").select(*HISTORY_COLUMNS).collect()
+    return by_version(
+        tuple(int(value) if name == "source_seq" else value for name, value in zip(HISTORY_COLUMNS, row, strict=True))
+        for row in rows
+    )
 
 
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
-    saved = {name: os.environ.get(name) for name in ("CDC_SCHEMA", "DBT_PROFILES_DIR")}
-    os.environ["CDC_SCHEMA"] = SCHEMA
-    project = DbtProject(spark, tmp_path_factory.mktemp("history_dbt"))
-    yield project
-    for name, value in saved.items():
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
+    yield from project_in_schema(spark, tmp_path_factory, {"landing_lookback_minutes": 0})
 
 
 def row(key: str, a, b) -> dict:
@@ -155,14 +92,14 @@ SCENARIO = {
 @pytest.fixture(scope="module")
 def late_batch_metrics(project):
     project.reset()
-    project.land([SCENARIO[seq] for seq in (1, 2, 4, 5)])
+    project.land(TOPIC, [SCENARIO[seq] for seq in (1, 2, 4, 5)])
     project.run()
-    first_build = project.history()
+    first_build = history(project)
     # With a zero lookback a run re-reads the batch of the latest ingested_at: this one touches one key.
-    project.land([SCENARIO[7]])
+    project.land(TOPIC, [SCENARIO[7]])
     project.run()
     # The late update, a re-insert, and seq 4 delivered again at a new offset.
-    project.land([SCENARIO[seq] for seq in (3, 6, 4)])
+    project.land(TOPIC, [SCENARIO[seq] for seq in (3, 6, 4)])
     project.run()
     (merge,) = project.spark.sql(f"DESCRIBE HISTORY {SCHEMA}.cdc_history LIMIT 1").collect()
     return first_build, merge
@@ -183,7 +120,7 @@ def test_first_batch_history(late_batch_metrics):
 
 
 def test_late_partial_update_is_stitched_into_its_chain(project, late_batch_metrics):
-    assert project.history() == by_version(
+    assert history(project) == by_version(
         [
             ("items", '["1"]', None, row("1", "x", "y"), at(1), at(3), False, False, "c", 1, 0),
             # The partial image of seq 3 takes b from the previous version.
@@ -245,60 +182,3 @@ def test_reconciliation_names_a_landed_message_without_an_outcome(project, late_
     result = project.dbt("test", "--select", reconciliation, check=False)
     (outcome,) = result.result.results
     assert (outcome.status, outcome.failures) == ("fail", 1)
-
-
-@st.composite
-def change_streams(draw) -> list[bytes]:
-    """A valid change stream over keys 1-3: inserts of absent keys, full or partial updates, key changes, deletes."""
-    rows: dict[str, dict] = {}
-    messages = []
-    values = st.sampled_from(["v1", "v2", "v3", None])
-    for seq in range(1, draw(st.integers(4, 12)) + 1):
-        key = draw(st.sampled_from(["1", "2", "3"]))
-        if key not in rows:
-            rows[key] = row(key, draw(values), draw(values))
-            messages.append(drs_message(seq, "INSERT", data=[rows[key]]))
-            continue
-        before = rows[key]
-        action = draw(st.sampled_from(["update", "partial", "rekey", "delete"]))
-        absent = [k for k in ("1", "2", "3") if k not in rows]
-        if action == "delete" or (action == "rekey" and not absent):
-            del rows[key]
-            messages.append(drs_message(seq, "DELETE", old=[before]))
-        elif action == "rekey":
-            del rows[key]
-            rows[absent[0]] = {**before, "id": absent[0]}
-            messages.append(drs_message(seq, "UPDATE", data=[rows[absent[0]]], old=[before]))
-        elif action == "partial":
-            rows[key] = {**before, "a": draw(values)}
-            messages.append(drs_message(seq, "UPDATE", data=[{"id": key, "a": rows[key]["a"]}], old=[before]))
-        else:
-            rows[key] = row(key, draw(values), draw(values))
-            messages.append(drs_message(seq, "UPDATE", data=[rows[key]], old=[before]))
-    return messages
-
-
-@settings(
-    # One stream in make test (each costs about a minute and a half); make test-history-property runs 20.
-    max_examples=int(os.environ.get("HISTORY_EXAMPLES", "1")),
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-@given(data=st.data())
-def test_any_landing_order_and_batching_gives_the_same_history(project, data):
-    stream = data.draw(change_streams())
-    project.reset()
-    project.land(stream)
-    project.run()
-    in_order = project.history()
-
-    landing_order = data.draw(st.permutations(stream))
-    redelivered = data.draw(st.lists(st.sampled_from(stream), max_size=2))
-    deliveries = landing_order + redelivered
-    cuts = sorted(data.draw(st.lists(st.integers(1, len(deliveries) - 1), max_size=2, unique=True)))
-    project.reset()
-    for start, end in zip([0, *cuts], [*cuts, len(deliveries)], strict=True):
-        project.land(deliveries[start:end])
-        project.run()
-    assert project.history() == in_order

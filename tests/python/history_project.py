@@ -1,0 +1,101 @@
+"""The project's models run in-process on the test Spark session, in their own schema, for history tests.
+
+Shared by test_history.py (hand-written scenarios, zero-minute lookback) and test_history_property.py
+(generated change streams of several formats, default lookback).
+"""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from conftest import dbt_in_process
+
+SCHEMA = "history_test"
+
+# The models every change passes through on its way to the history; cdc_current is their view.
+COMMON_PATH_TABLES = ("cdc_events", "int_cdc_history__key_steps", "cdc_history", "cdc_redeliveries")
+# The stored models of each format between the landing table and cdc_events.
+FORMAT_PATH_TABLES = {
+    "huawei_drs_json": ("stg_huawei_drs_json__messages",),
+    "canal_json": ("stg_canal_json__messages",),
+    "tencent_dts_protobuf": ("stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"),
+    "aliyun_streamx_json": ("stg_aliyun_streamx_json__messages", "int_aliyun_streamx_json__update_pairs"),
+}
+
+
+class DbtProject:
+    """The project's models run in-process against the test session, in their own schema.
+
+    The first run builds every model the history depends on (the other formats' staging tables are empty);
+    a reset then drops only the tables a change of the reset's format passes through (and those of the
+    format used before, which still hold its messages), and later runs select just those: the seeds and
+    the empty staging tables of other formats stay, which saves most of a run.
+    """
+
+    def __init__(self, spark, root: Path, dbt_vars: dict | None = None) -> None:
+        self.spark = spark
+        self.root = root
+        self.dbt_vars = dbt_vars
+        self.built = False
+        self.source_format = "huawei_drs_json"
+        # Tables dropped by the last reset that the next run must build again.
+        self.dropped: tuple[str, ...] = ()
+
+    def path_tables(self, source_format: str | None = None) -> tuple[str, ...]:
+        return (*FORMAT_PATH_TABLES[source_format or self.source_format], *COMMON_PATH_TABLES)
+
+    def reset(self, source_format: str = "huawei_drs_json") -> None:
+        from python_udfs.landing_table import LANDING_TABLE, ensure_landing_table
+
+        if self.built:
+            previous, reset = self.path_tables(self.source_format), self.path_tables(source_format)
+            self.dropped = tuple(dict.fromkeys((*previous, *reset)))
+            for table in self.dropped:
+                self.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{table}")
+        else:
+            self.spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+            ensure_landing_table(self.spark)
+            self.dbt("seed")
+        self.source_format = source_format
+        self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
+
+    def land(self, topic: str, messages: list[bytes], partition: int = 0) -> None:
+        from python_udfs.landing import land
+
+        land(self.spark, self.source_format, topic, partition, messages)
+
+    def dbt(self, *arguments: str, check: bool = True):
+        return dbt_in_process(self.spark, self.root, *arguments, dbt_vars=self.dbt_vars, check=check)
+
+    def run(self) -> None:
+        if self.built:
+            tables = dict.fromkeys((*self.dropped, *self.path_tables()))
+            self.dbt("run", "--select", *tables, "cdc_current")
+        else:
+            self.dbt("run", "--select", "+cdc_current", "+cdc_redeliveries", "cdc_quarantine")
+            self.built = True
+        self.dropped = ()
+
+
+# One project per Spark session: the modules that use it share the seeds and the first build.
+_PROJECTS: dict[int, DbtProject] = {}
+
+
+def project_in_schema(spark, tmp_path_factory, dbt_vars: dict | None = None) -> Iterator[DbtProject]:
+    """The session's DbtProject, writing to SCHEMA with these dbt vars, for a module fixture (`yield from`).
+
+    The first module to use it pays for the seeds and the first build; a later module starts from a reset.
+    """
+    saved = os.environ.get("CDC_SCHEMA")
+    os.environ["CDC_SCHEMA"] = SCHEMA
+    project = _PROJECTS.get(id(spark))
+    if project is None:
+        project = _PROJECTS[id(spark)] = DbtProject(spark, tmp_path_factory.mktemp("history_dbt"))
+    project.dbt_vars = dbt_vars
+    try:
+        yield project
+    finally:
+        if saved is None:
+            os.environ.pop("CDC_SCHEMA", None)
+        else:
+            os.environ["CDC_SCHEMA"] = saved
