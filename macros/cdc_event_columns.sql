@@ -31,15 +31,15 @@
 
 {#
     What identifies one change at its source: the same source stream, table, vendor position and sequence,
-    row, operation, images and DDL text are the same change, whatever topic and offset it was landed at.
-    Images are compared as their entries sorted by column name, so neither JSON key order nor map
-    serialisation matters; two distinct changes sharing a vendor position (a Canal batch id, a MongoDB
-    transaction's clusterTime) differ in their images or DDL text and are both kept.
+    row, operation, source event time, images and DDL text are the same change, whatever topic and offset
+    it was landed at. Images are compared as their entries sorted by column name, so neither JSON key order
+    nor map serialisation matters; two distinct changes sharing a vendor position (a Canal batch id, a
+    MongoDB transaction's clusterTime) differ in their images, DDL text or event time and are both kept.
 #}
 {% macro source_change_identity(relation) -%}
     {%- set columns = [
         'source_format', 'source_name', 'source_database', 'source_schema', 'source_table', 'source_position',
-        'source_seq', 'row_index', 'op', 'ddl_sql'
+        'source_seq', 'row_index', 'op', 'event_ts', 'ddl_sql'
     ] -%}
     {%- set expressions = [] -%}
     {%- for column in columns -%}

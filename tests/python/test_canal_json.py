@@ -311,3 +311,21 @@ def test_canal_order_is_partition_offset_row(spark, built_warehouse):
     assert [[int(part) for part in row.event_order] for row in events.collect()] == [
         [0, offset, 0] for offset in (0, 1, 2, 3, 4, 5, 6, 8, 9)
     ]
+
+
+# stream_shop_c.jsonl: row 1 inserted in batch 1, deleted in batch 2; Canal restarts, numbers batches from 1
+# again and the row is inserted again with the same values (offset 2), a change identical to offset 0 but
+# for its execution time; offset 3 is a true copy of offset 2.
+STREAM_C = "canal_json.stream_shop_c"
+
+
+def test_a_reinsert_after_a_restart_is_a_change_not_a_redelivery(spark, built_warehouse):
+    history = read_table(spark, built_warehouse, "cdc_history").where(f"source_name = '{STREAM_C}'")
+    rows = history.orderBy("event_order").collect()
+    assert [(row.row, row.valid_from, row.valid_to, row.is_deleted, row.op) for row in rows] == [
+        ({"id": "1", "note": "r"}, at(0), at(1), False, "c"),
+        ({"id": "1", "note": "r"}, at(1), at(2), True, "d"),
+        ({"id": "1", "note": "r"}, at(2), None, False, "c"),
+    ]
+    redeliveries = read_table(spark, built_warehouse, "cdc_redeliveries").where(f"topic = '{STREAM_C}'")
+    assert [row.kafka_offset for row in redeliveries.collect()] == [3]

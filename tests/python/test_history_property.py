@@ -21,9 +21,9 @@ version. Nothing of the expected history comes from running the pipeline.
 
 Where the models cannot tell two changes apart, the generator does not write them: Canal key changes stay
 within one partition when the partitions hash the key (across partitions Canal gives no order), and a
-Canal change identical to an earlier one at the same batch id and row starts a new batch instead (the
-models take it for a redelivery: the README's "Redeliveries" names this case inside one batch; a Canal
-restart that numbers batches from 1 again makes it possible across batches too).
+Canal change identical to an earlier one at the same batch id, row and execution time (es) starts a new
+batch instead (the models take it for a redelivery: the README's "Redeliveries" names this case). A
+re-insert after a Canal restart, at a reused batch id but a later es, is written and must be kept.
 
 Every example lands at least two batches (a first build, then incremental runs) and one copy. make test
 runs one example per format (HISTORY_EXAMPLES, default 1; derandomized), which is Hypothesis's simplest
@@ -397,9 +397,9 @@ def canal_json(draw) -> Rendering:
         for data, old in rows:
             by_partition[canal_partition(statement[0].table, data, partitions, by_table)].append((data, old))
 
-        # What identifies a Canal row change, but for the batch id: table, operation, row, images.
+        # What identifies a Canal row change, but for the batch id: table, operation, row, es, images.
         contents = [
-            (statement[0].table, statement[0].op, row_index, json.dumps(data), json.dumps(old))
+            (statement[0].table, statement[0].op, row_index, time, json.dumps(data), json.dumps(old))
             for partition_rows in by_partition.values()
             for row_index, (data, old) in enumerate(partition_rows)
         ]
