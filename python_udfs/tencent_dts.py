@@ -112,26 +112,28 @@ def decode_entries(data: bytes) -> list[dict[str, Any]]:
     """Events of one serialized ``Entries``; raises DecodeError or ValueDecodeError on bad input."""
     entries = pb.Entries.FromString(data)
     events: list[dict[str, Any]] = []
-    for entry_index, entry in enumerate(entries.items):
+    for entry in entries.items:
         header = entry.header
         message_type = MESSAGE_TYPES.get(header.messageType, f"UNKNOWN({header.messageType})")
         base = {
             "message_type": message_type,
             "source_type": SOURCE_TYPES.get(header.sourceType, f"UNKNOWN({header.sourceType})"),
             "timestamp": header.timestamp,
-            "server_id": header.serverId,
             "file_name": header.fileName,
             "position": str(header.position),
             "gtid": header.gtid,
             "schema_name": header.schemaName,
             "table_name": header.tableName,
             "seq_id": str(header.seqId),
-            "entry_index": entry_index,
         }
         event = entry.event
         if message_type == "DML":
             dml = event.dmlEvent
             names = [column.name for column in dml.columns]
+            # A row image is a map: a repeated name would make one of its values vanish.
+            repeated = sorted({name for name in names if names.count(name) > 1})
+            if repeated:
+                raise ValueDecodeError(f"columns repeat a name: {', '.join(repeated)}")
             common = {
                 **base,
                 "dml_type": DML_TYPES.get(dml.dmlEventType, f"UNKNOWN({dml.dmlEventType})"),
@@ -139,33 +141,17 @@ def decode_entries(data: bytes) -> list[dict[str, Any]]:
                 "column_types": [column.originalType for column in dml.columns],
                 "key_columns": [column.name for column in dml.columns if column.isKey],
             }
-            for row_index, row in enumerate(dml.rows):
+            for row in dml.rows:
                 events.append(
                     {
                         **common,
-                        "row_index": row_index,
                         "before": image(names, row.oldColumns),
                         "after": image(names, row.newColumns),
                     }
                 )
             continue
-        if message_type == "BEGIN":
-            base["transaction_id"] = event.beginEvent.transactionId
-            base["thread_id"] = event.beginEvent.threadId
-        elif message_type == "COMMIT":
-            base["transaction_id"] = event.commitEvent.transactionId
-        elif message_type == "DDL":
-            base["ddl_schema"] = event.ddlEvent.schemaName
+        if message_type == "DDL":
             base["ddl_sql"] = event.ddlEvent.sql
-            base["ddl_execution_time"] = event.ddlEvent.executionTime
-        elif message_type == "HEARTBEAT":
-            base["heartbeat_epoch"] = event.heartbeatEvent.epoch
-        elif message_type == "CHECKPOINT":
-            checkpoint = event.checkpointEvent
-            base["checkpoint_gtid"] = checkpoint.syncedGtid
-            base["checkpoint_fake_gtid"] = checkpoint.fakeGtid
-            base["checkpoint_file_name"] = checkpoint.fileName
-            base["checkpoint_position"] = str(checkpoint.position)
         events.append(base)
     return events
 

@@ -126,8 +126,9 @@ def dts_heartbeat_entries(epoch: int) -> bytes:
     return pb.Entries(items=[entry]).SerializeToString()
 
 
-def dts_insert_entries(seq_id: int, key: str) -> bytes:
-    """A serialized Entries holding one INSERT of `key` into shop.items, with this seqId (0: none)."""
+def dts_insert_entries(seq_id: int, key: str, column_names: tuple[str, ...] = ("id",)) -> bytes:
+    """A serialized Entries holding one INSERT of `key` into shop.items, with this seqId (0: none); every
+    column (id by default) holds the key."""
     from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
 
     entry = pb.Entry()
@@ -137,8 +138,10 @@ def dts_insert_entries(seq_id: int, key: str) -> bytes:
     entry.header.tableName = "items"
     entry.header.seqId = seq_id
     entry.event.dmlEvent.dmlEventType = pb.INSERT
-    entry.event.dmlEvent.columns.add(name="id", originalType="int(11)", isKey=True)
-    entry.event.dmlEvent.rows.add().newColumns.add(dataType=pb.INT32, sv=key)
+    row = entry.event.dmlEvent.rows.add()
+    for name in column_names:
+        entry.event.dmlEvent.columns.add(name=name, originalType="int(11)", isKey=name == "id")
+        row.newColumns.add(dataType=pb.INT32, sv=key)
     return pb.Entries(items=[entry]).SerializeToString()
 
 
@@ -167,6 +170,11 @@ def write_dts_split_cases(root: Path) -> dict[str, dict[int, bytes]]:
         "split_waiting": [dts_envelope(dts_heartbeat_entries(401)), dts_split(dts_heartbeat_entries(402), 2)[0]],
         # DTS numbers every entry: an insert without seqId has no place in the order.
         "no_seq_id": [dts_envelope(dts_insert_entries(0, "1")), dts_envelope(dts_insert_entries(7, "2"))],
+        # A row image is a map of column names: an Entries whose DML repeats a name is not a valid change.
+        "repeated_column": [
+            dts_envelope(dts_insert_entries(3, "1", ("id", "id"))),
+            dts_envelope(dts_insert_entries(4, "2")),
+        ],
     }
     heartbeat = dts_heartbeat_entries
     group_601 = dts_split(heartbeat(601), 3)

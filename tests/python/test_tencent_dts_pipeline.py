@@ -138,3 +138,10 @@ def test_a_change_without_seq_id_is_quarantined_not_sorted_first(spark, built_wa
     assert quarantined_by_topic(spark, built_warehouse, "no_seq_id") == [
         (0, "DML or DDL entry without a sequence number (seqId)")
     ]
+
+
+def test_a_dml_that_repeats_a_column_name_is_quarantined_and_the_build_goes_on(spark, built_warehouse):
+    assert events_by_topic(spark, built_warehouse, "repeated_column") == [(0, 1, 0, "c", 4)]
+    assert quarantined_by_topic(spark, built_warehouse, "repeated_column") == [
+        (0, "undecodable value: columns repeat a name: id")
+    ]
