@@ -4,16 +4,6 @@
     no vendor type name is spelled here.
 #}
 
-{# The closed set of parse rules; every rule named in a type seed must be one of these. #}
-{% macro cdc_parse_rules() -%}
-    {{ return([
-        'cast', 'boolean_from_int', 'decimal_from_params', 'epoch_millis', 'epoch_micros',
-        'epoch_seconds_fraction', 'timestamp_with_zone', 'base64', 'java_byte_list', 'hex_bytea',
-        'bson_scalar', 'bson_date'
-    ]) }}
-{%- endmacro %}
-
-
 {#
     A vendor type text split into its parts, as a struct:
     - base: lower case, parameters "(...)" and signed/unsigned/zerofill removed, blanks collapsed,

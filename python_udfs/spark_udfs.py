@@ -15,7 +15,6 @@ from pyspark.sql.pandas.types import to_arrow_type
 from pyspark.sql.types import (
     ArrayType,
     BinaryType,
-    BooleanType,
     DataType,
     IntegerType,
     LongType,
@@ -48,11 +47,9 @@ DTS_ENVELOPE = _struct(version=IntegerType(), total=LongType(), index=LongType()
 
 _TEXT_MAP = MapType(StringType(), StringType())
 DTS_EVENT = _struct(
-    entry_index=IntegerType(),
     message_type=StringType(),
     source_type=StringType(),
     timestamp=LongType(),
-    server_id=LongType(),
     file_name=StringType(),
     position=StringType(),
     gtid=StringType(),
@@ -60,22 +57,12 @@ DTS_EVENT = _struct(
     table_name=StringType(),
     seq_id=StringType(),
     dml_type=StringType(),
-    row_index=IntegerType(),
     column_names=ArrayType(StringType()),
     column_types=ArrayType(StringType()),
     key_columns=ArrayType(StringType()),
     before=_TEXT_MAP,
     after=_TEXT_MAP,
-    transaction_id=StringType(),
-    thread_id=LongType(),
-    ddl_schema=StringType(),
     ddl_sql=StringType(),
-    ddl_execution_time=LongType(),
-    heartbeat_epoch=LongType(),
-    checkpoint_gtid=StringType(),
-    checkpoint_fake_gtid=BooleanType(),
-    checkpoint_file_name=StringType(),
-    checkpoint_position=StringType(),
 )
 DTS_ENTRIES = _struct(events=ArrayType(DTS_EVENT), error=StringType())
 

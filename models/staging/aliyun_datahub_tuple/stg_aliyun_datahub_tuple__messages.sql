@@ -54,9 +54,6 @@ checked as (
         case
             when classified.decoded_text.error is not null then classified.decoded_text.error
             when classified.record is null then 'not a DataHub Tuple record (malformed JSON or not a JSON object)'
-            when
-                size(array_distinct(map_keys(classified.record))) != size(map_keys(classified.record))
-                then 'the record repeats a column name'
             when classified.vendor_operation is null then 'no operation (_operation_type_)'
             when classified.op is null then concat('unknown operation: ', classified.vendor_operation)
             when classified.sequence_id is null then 'no _sequence_id_'

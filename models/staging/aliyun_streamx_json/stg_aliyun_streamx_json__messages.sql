@@ -88,10 +88,6 @@ checked_shape as (
                 exists(classified.column_names, column_name -> column_name is null)
                 or size(array_distinct(classified.column_names)) != size(classified.column_names)
                 then 'schema.dataColumn has a column without a name or a repeated name'
-            when
-                size(array_distinct(map_keys(classified.before_image))) != size(map_keys(classified.before_image))
-                or size(array_distinct(map_keys(classified.after_image))) != size(map_keys(classified.after_image))
-                then 'a dataColumn image repeats a column name'
             when classified.message.payload.timestamp.eventTime >= {{ aliyun_max_epoch_millis() }}
                 then concat('timestamp.eventTime out of range: ', classified.message.payload.timestamp.eventTime)
         end as shape_error
