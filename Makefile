@@ -55,8 +55,8 @@ run: setup land build
 test: lint test-python
 
 lint: setup
-	$(BIN)/ruff check python_udfs tests/python sample_data bench dbt_cdc_udfs.py
-	$(BIN)/ruff format --check python_udfs tests/python sample_data bench dbt_cdc_udfs.py
+	$(BIN)/ruff check python_udfs cdc_lakehouse tests/python sample_data bench dbt_cdc_udfs.py
+	$(BIN)/ruff format --check python_udfs cdc_lakehouse tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
 	CDC_WAREHOUSE=$(CURDIR)/target/lint-warehouse $(BIN)/sqlfluff lint models macros tests
 

@@ -3,7 +3,7 @@
 dbt imports top-level modules named ``dbt_*`` and initializes the plugins they list. Initializing
 must not start Spark (``dbt parse``, ``ls`` and ``compile`` never open a connection), so the plugin only
 wraps dbt-spark's session cursor: the first statement dbt executes creates the session from the
-profile's server_side_parameters, as dbt-spark would, and prepares it (python_udfs.session).
+profile's server_side_parameters, as dbt-spark would, and prepares it (cdc_lakehouse.session).
 """
 
 from dbt.plugins.manager import dbtPlugin
@@ -19,7 +19,7 @@ class CdcUdfPlugin(dbtPlugin):
         execute = cursor.execute
 
         def execute_in_prepared_session(self, sql, *parameters):
-            from python_udfs.session import open_session
+            from cdc_lakehouse.session import open_session
 
             open_session(self.server_side_parameters)
             return execute(self, sql, *parameters)

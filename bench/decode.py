@@ -75,7 +75,7 @@ def main() -> None:
     rows = sum(len(decode_entries(m)) for m in messages)
     python_seconds = time.perf_counter() - started
 
-    from python_udfs.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-from python_udfs.formats import SOURCE_FORMATS
+from cdc_lakehouse.formats import SOURCE_FORMATS
 
 T0_MS = 1_772_438_400_000  # 2026-03-02 08:00:00 UTC
 TABLES = [f"t{number:02d}" for number in range(20)]

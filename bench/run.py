@@ -50,7 +50,7 @@ def land(spark, events: int, seed: int, first_seq: int, spread_hours: float = 0)
     import pandas as pd
 
     from bench.generate import messages
-    from python_udfs.landing_table import LANDING_TABLE
+    from cdc_lakehouse.landing_table import LANDING_TABLE
 
     next_offset = {
         row.topic: row.last + 1
@@ -125,7 +125,7 @@ def timed_noop(spark, sql: str) -> float:
 def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]:
     from pyspark.sql import functions as F
 
-    from python_udfs.landing_table import LANDING_TABLE
+    from cdc_lakehouse.landing_table import LANDING_TABLE
 
     compiled = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
     figures = {}
@@ -215,7 +215,7 @@ def main(results_name: str = "latest") -> int:
     # The generated DRS Avro records are written with the test writer schema (the vendor's is not public).
     os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
 
-    from python_udfs.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism

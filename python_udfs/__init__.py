@@ -1,6 +1,7 @@
-"""Decoders, Spark UDF registration, the dbt plugin hook and the cdc-land loader.
+"""What Spark executors import: pure decoders and their Spark SQL function registration.
 
-Decoding modules (``text``, ...) are pure: bytes in, plain values out, no Spark import.
-``spark_udfs`` wraps them as Arrow-batched Spark SQL functions; ``session`` opens and prepares
-the Spark session dbt uses; ``landing`` owns the landing table and the ``cdc-land`` command.
+Decoding modules (``text``, ``strict_base64``, ``mongo_shell``, ``tencent_dts``, ``huawei_drs_avro``) are
+pure: bytes in, plain values out, no Spark import. ``spark_udfs`` wraps them as Arrow-batched Spark SQL
+functions. Nothing here imports dbt or the command-line tools (package ``cdc_lakehouse``); this package is
+what a cluster's executors receive.
 """

@@ -11,9 +11,9 @@ markers, compaction) are not landed. All messages of a directory land in one Del
 import sys
 from pathlib import Path
 
-from python_udfs.formats import SOURCE_FORMATS
-from python_udfs.landing import TopicMessages, land_topics, read_messages
-from python_udfs.session import open_session, profile_spark_settings
+from cdc_lakehouse.formats import SOURCE_FORMATS
+from cdc_lakehouse.landing import TopicMessages, land_topics, read_messages
+from cdc_lakehouse.session import open_session, profile_spark_settings
 
 SAMPLE_DIR = Path(__file__).resolve().parent
 

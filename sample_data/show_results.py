@@ -1,6 +1,6 @@
 """Prints where the result tables are and a few rows of each, after `make run`."""
 
-from python_udfs.session import open_session, profile_spark_settings
+from cdc_lakehouse.session import open_session, profile_spark_settings
 
 TABLES = ("cdc_events", "cdc_quarantine", "cdc_history", "cdc_current")
 

@@ -28,7 +28,7 @@ os.environ.setdefault("CDC_DRS_AVRO_SCHEMA", str(DRS_AVRO_SCHEMA))
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
-    from python_udfs.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session, profile_spark_settings
 
     warehouse = tmp_path_factory.mktemp("in_memory_catalog")
     settings = profile_spark_settings("local")
@@ -317,7 +317,7 @@ def garbage_messages() -> list[bytes]:
 
 def write_garbage_cases(root: Path) -> None:
     """The same garbage as a topic of every format, one .bin file per message, as <root>/<format>/garbage/."""
-    from python_udfs.formats import SOURCE_FORMATS
+    from cdc_lakehouse.formats import SOURCE_FORMATS
 
     for source_format in SOURCE_FORMATS:
         folder = root / source_format / GARBAGE_TOPIC

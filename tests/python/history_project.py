@@ -45,7 +45,7 @@ class DbtProject:
         return (*FORMAT_PATH_TABLES[source_format or self.source_format], *COMMON_PATH_TABLES)
 
     def reset(self, source_format: str = "huawei_drs_json") -> None:
-        from python_udfs.landing_table import LANDING_TABLE, ensure_landing_table
+        from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
         if self.built:
             previous, reset = self.path_tables(self.source_format), self.path_tables(source_format)
@@ -60,7 +60,7 @@ class DbtProject:
         self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
     def land(self, topic: str, messages: list[bytes], partition: int = 0) -> None:
-        from python_udfs.landing import land
+        from cdc_lakehouse.landing import land
 
         land(self.spark, self.source_format, topic, partition, messages)
 

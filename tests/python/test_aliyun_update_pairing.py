@@ -81,7 +81,7 @@ class StreamxProject:
         return dbt_in_process(self.spark, self.root, *arguments, dbt_vars={"landing_lookback_minutes": 0}, check=check)
 
     def reset(self) -> None:
-        from python_udfs.landing_table import LANDING_TABLE, ensure_landing_table
+        from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
         if self.built:
             for table in PATH_TABLES:
@@ -93,7 +93,7 @@ class StreamxProject:
         self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
     def land(self, partition: int, *messages: bytes) -> None:
-        from python_udfs.landing import land
+        from cdc_lakehouse.landing import land
 
         land(self.spark, FORMAT, TOPIC, partition, list(messages))
 

@@ -8,7 +8,7 @@ import pytest
 from conftest import GARBAGE_TOPIC, garbage_messages
 from test_huawei_drs_json import read_table
 
-from python_udfs.formats import SOURCE_FORMATS
+from cdc_lakehouse.formats import SOURCE_FORMATS
 
 
 @pytest.mark.parametrize("source_format", SOURCE_FORMATS)

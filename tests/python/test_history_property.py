@@ -736,7 +736,7 @@ def differences(expected: Chains, stored: Chains) -> str:
 )
 @given(data=st.data())
 def test_history_is_the_generated_truth(project, source_format, data):
-    from python_udfs.landing import TopicMessages, land_topics
+    from cdc_lakehouse.landing import TopicMessages, land_topics
 
     case = data.draw(cases(source_format), label="case")
     topic = f"{source_format}.history_property"

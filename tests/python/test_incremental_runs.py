@@ -64,8 +64,8 @@ def drs_staged(spark) -> list[tuple]:
 @pytest.fixture(scope="module")
 def runs(spark, tmp_path_factory) -> list[dict]:
     """Four landings, each followed by an incremental run; what the models hold after each run."""
-    from python_udfs.landing import TopicMessages, land, land_topics
-    from python_udfs.landing_table import LANDING_TABLE, ensure_landing_table
+    from cdc_lakehouse.landing import TopicMessages, land, land_topics
+    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
     heartbeat = dts_heartbeat_entries
     group_502 = dts_split(heartbeat(502), 3)

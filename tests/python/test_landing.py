@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from conftest import Warehouse, assert_succeeded
 
-from python_udfs.landing import land, main, read_messages
-from python_udfs.landing_table import LANDING_TABLE
+from cdc_lakehouse.landing import land, main, read_messages
+from cdc_lakehouse.landing_table import LANDING_TABLE
 
 
 def landed(spark, topic: str) -> list[tuple[int, int, bytes]]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, dbt_show_in_process
 
-from python_udfs.scaffold import SourceTable, jinja_string, main, model_bases, parse_table, scaffold_files
+from cdc_lakehouse.scaffold import SourceTable, jinja_string, main, model_bases, parse_table, scaffold_files
 
 # (value as a SQL literal, parse rule, Spark type) -> "typeof|text" (binary as upper-case hex).
 RULE_CASES = [

@@ -13,7 +13,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from python_udfs.landing_table import ensure_landing_table
+import python_udfs
+from cdc_lakehouse.landing_table import ensure_landing_table
 from python_udfs.spark_udfs import register_udfs
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -61,8 +62,8 @@ def _prepare(spark: SparkSession) -> None:
 
 
 def _package_zip() -> Path:
-    """python_udfs as a zip for executors that do not have the package installed."""
-    package = Path(__file__).resolve().parent
+    """python_udfs, what executors import, as a zip for executors that do not have it installed."""
+    package = Path(python_udfs.__file__).resolve().parent
     target = Path(tempfile.mkdtemp(prefix="cdc-udfs-")) / "python_udfs.zip"
     with zipfile.ZipFile(target, "w") as archive:
         for path in package.rglob("*.py"):

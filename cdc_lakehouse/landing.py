@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from python_udfs.formats import SOURCE_FORMATS
-from python_udfs.landing_table import LANDING_COLUMNS, LANDING_TABLE
+from cdc_lakehouse.formats import SOURCE_FORMATS
+from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE
 
 
 class LandingError(Exception):
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cdc-land: error: {exc}", file=sys.stderr)
         return 2
 
-    from python_udfs.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings(args.target))
     result = land(spark, args.source_format, args.topic, args.partition, messages, args.offset)

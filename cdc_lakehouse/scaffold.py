@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from python_udfs.formats import SOURCE_FORMATS
+from cdc_lakehouse.formats import SOURCE_FORMATS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 MODELS_SUBDIR = Path("models") / "tables"
@@ -165,7 +165,7 @@ def discover_tables(target: str | None, source_format: str | None) -> list[Sourc
     """Source tables with row changes in cdc_events, through the project's Spark session."""
     import os
 
-    from python_udfs.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings(target))
     events = f"`{os.environ.get('CDC_SCHEMA', 'cdc').replace('`', '``')}`.cdc_events"

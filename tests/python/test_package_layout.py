@@ -1,0 +1,31 @@
+"""Python by where it runs: executors receive python_udfs only, so it imports neither dbt nor the driver
+package cdc_lakehouse, and its decoders import no Spark (bytes in, plain values out)."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "python_udfs"
+SPARK_REGISTRATION = {"spark_udfs.py"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    modules = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+    return modules
+
+
+MODULES = sorted(path for path in PACKAGE.rglob("*.py") if not path.name.endswith("_pb2.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(PACKAGE)))
+def test_executor_code_imports_no_dbt_and_no_driver_code(path):
+    roots = {module.split(".")[0] for module in imported_modules(path)}
+    assert not roots & {"dbt", "dbt_common", "cdc_lakehouse", "dbt_cdc_udfs"}
+    if path.name not in SPARK_REGISTRATION:
+        assert "pyspark" not in roots
