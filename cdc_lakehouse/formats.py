@@ -1,13 +1,14 @@
-"""The source formats the project reads: the exact names used by cdc-land, sources and models."""
+"""The source formats the project reads: the registry `cdc_formats` of dbt_project.yml, the one list."""
 
-SOURCE_FORMATS: tuple[str, ...] = (
-    "aliyun_streamx_json",
-    "aliyun_datahub_tuple",
-    "tencent_dts_protobuf",
-    "kafkariver_json",
-    "huawei_drs_json",
-    "huawei_drs_jsonc",
-    "huawei_drs_mongo_json",
-    "huawei_drs_avro",
-    "canal_json",
-)
+from pathlib import Path
+
+import yaml
+
+DBT_PROJECT = Path(__file__).resolve().parent.parent / "dbt_project.yml"
+
+
+def registered_formats(project_file: Path = DBT_PROJECT) -> tuple[str, ...]:
+    return tuple(yaml.safe_load(project_file.read_text())["vars"]["cdc_formats"])
+
+
+SOURCE_FORMATS: tuple[str, ...] = registered_formats()

@@ -5,8 +5,12 @@
     or a half of a paired Alibaba Cloud update. Two kinds of message are waiting, not lost: the parts of
     a DTS group at the end of its partition whose next parts have not landed, and Alibaba Cloud update
     halves whose partner has not landed (or, for halves without a sequence id, never will: they pair only
-    with the message next to them).
+    with the message next to them). Which formats wait for what is in the registry (var cdc_formats,
+    `waits_for`).
 #}
+
+{%- set grouped_formats = cdc_formats(waits_for='envelope_group') -%}
+{%- set paired_formats = cdc_formats(waits_for='update_pair') -%}
 
 with
 
@@ -18,39 +22,41 @@ landed as (
     from {{ source('landing', 'cdc_raw') }} as raw_messages
 ),
 
-dts_group_parts as (
-    select
-        entries.topic,
-        entries.kafka_partition,
-        explode(entries.part_offsets) as kafka_offset
-    from {{ ref('stg_tencent_dts_protobuf__entries') }} as entries
+group_parts as (
+    {% for source_format in grouped_formats %}
+        select
+            entries.topic,
+            entries.kafka_partition,
+            explode(entries.part_offsets) as kafka_offset
+        from {{ ref('stg_' ~ source_format ~ '__entries') }} as entries
+        {% if not loop.last %}union all{% endif %}
+    {% else %}
+        {{ no_kafka_positions() }}
+    {% endfor %}
 ),
-
-{%- set aliyun_formats = [
-    (ref('stg_aliyun_streamx_json__messages'), ref('int_aliyun_streamx_json__update_pairs')),
-    (ref('stg_aliyun_datahub_tuple__messages'), ref('int_aliyun_datahub_tuple__update_pairs')),
-] %}
 
 -- The halves of each pair, and every half of a sequence id that has a pair: a replayed half of a paired
 -- update carries nothing the pair's event does not have.
-aliyun_update_halves as (
-    {% for staging, pairs in aliyun_formats %}
+update_halves as (
+    {% for source_format in paired_formats %}
         select
             pairs.topic,
             inline(pairs.message_offsets) as (kafka_partition, kafka_offset)
-        from {{ pairs }} as pairs
+        from {{ ref('int_' ~ source_format ~ '__update_pairs') }} as pairs
         union all
         select
             staged.topic,
             staged.kafka_partition,
             staged.kafka_offset
-        from {{ staging }} as staged
-        left semi join {{ pairs }} as pairs
+        from {{ ref('stg_' ~ source_format ~ '__messages') }} as staged
+        left semi join {{ ref('int_' ~ source_format ~ '__update_pairs') }} as pairs
             on
                 staged.topic = pairs.topic
                 and staged.sequence_id = pairs.sequence_id
         where staged.quarantine_reason is null and staged.update_half is not null
         {% if not loop.last %}union all{% endif %}
+    {% else %}
+        {{ no_kafka_positions() }}
     {% endfor %}
 ),
 
@@ -74,63 +80,70 @@ accounted as (
     from {{ ref('cdc_quarantine') }} as quarantined
     union all
     select
-        dts_group_parts.topic,
-        dts_group_parts.kafka_partition,
-        dts_group_parts.kafka_offset
-    from dts_group_parts
+        group_parts.topic,
+        group_parts.kafka_partition,
+        group_parts.kafka_offset
+    from group_parts
     union all
     select
-        aliyun_update_halves.topic,
-        aliyun_update_halves.kafka_partition,
-        aliyun_update_halves.kafka_offset
-    from aliyun_update_halves
+        update_halves.topic,
+        update_halves.kafka_partition,
+        update_halves.kafka_offset
+    from update_halves
 ),
 
-last_settled_dts_parts as (
+last_settled_parts as (
     select
-        dts_group_parts.topic,
-        dts_group_parts.kafka_partition,
-        max(dts_group_parts.kafka_offset) as kafka_offset
-    from dts_group_parts
-    group by dts_group_parts.topic, dts_group_parts.kafka_partition
+        group_parts.topic,
+        group_parts.kafka_partition,
+        max(group_parts.kafka_offset) as kafka_offset
+    from group_parts
+    group by group_parts.topic, group_parts.kafka_partition
 ),
 
-waiting_dts_parts as (
-    select
-        envelopes.topic,
-        envelopes.kafka_partition,
-        envelopes.kafka_offset
-    from {{ ref('stg_tencent_dts_protobuf__envelopes') }} as envelopes
-    left join last_settled_dts_parts
-        on
-            envelopes.topic = last_settled_dts_parts.topic
-            and envelopes.kafka_partition = last_settled_dts_parts.kafka_partition
-    where envelopes.kafka_offset > coalesce(last_settled_dts_parts.kafka_offset, -1)
+waiting_parts as (
+    {% for source_format in grouped_formats %}
+        select
+            envelopes.topic,
+            envelopes.kafka_partition,
+            envelopes.kafka_offset
+        from {{ ref('stg_' ~ source_format ~ '__envelopes') }} as envelopes
+        left join last_settled_parts
+            on
+                envelopes.topic = last_settled_parts.topic
+                and envelopes.kafka_partition = last_settled_parts.kafka_partition
+        where envelopes.kafka_offset > coalesce(last_settled_parts.kafka_offset, -1)
+        {% if not loop.last %}union all{% endif %}
+    {% else %}
+        {{ no_kafka_positions() }}
+    {% endfor %}
 ),
 
-waiting_aliyun_halves as (
-    {% for staging, pairs in aliyun_formats %}
+waiting_halves as (
+    {% for source_format in paired_formats %}
         select
             staged.topic,
             staged.kafka_partition,
             staged.kafka_offset
-        from {{ staging }} as staged
-        left anti join aliyun_update_halves
+        from {{ ref('stg_' ~ source_format ~ '__messages') }} as staged
+        left anti join update_halves
             on
-                staged.topic = aliyun_update_halves.topic
-                and staged.kafka_partition = aliyun_update_halves.kafka_partition
-                and staged.kafka_offset = aliyun_update_halves.kafka_offset
+                staged.topic = update_halves.topic
+                and staged.kafka_partition = update_halves.kafka_partition
+                and staged.kafka_offset = update_halves.kafka_offset
         where staged.quarantine_reason is null and staged.update_half is not null
         {% if not loop.last %}union all{% endif %}
+    {% else %}
+        {{ no_kafka_positions() }}
     {% endfor %}
 ),
 
 explained as (
     select * from accounted
     union all
-    select * from waiting_dts_parts
+    select * from waiting_parts
     union all
-    select * from waiting_aliyun_halves
+    select * from waiting_halves
 )
 
 select

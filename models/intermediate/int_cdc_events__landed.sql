@@ -1,19 +1,12 @@
 {#
     The change events of every source format, with their deterministic event_id and their source stream,
-    from the landed messages of the lookback window of cdc_events. Each source format contributes one
-    intermediate events model.
+    from the landed messages of the lookback window of cdc_events. Each registered source format (var
+    cdc_formats) contributes its events model int_<format>__events.
 #}
-{%- set format_events = [
-    ref('int_huawei_drs_json__events'),
-    ref('int_huawei_drs_jsonc__events'),
-    ref('int_huawei_drs_avro__events'),
-    ref('int_tencent_dts_protobuf__events'),
-    ref('int_canal_json__events'),
-    ref('int_kafkariver_json__events'),
-    ref('int_huawei_drs_mongo_json__events'),
-    ref('int_aliyun_streamx_json__events'),
-    ref('int_aliyun_datahub_tuple__events'),
-] -%}
+{%- set format_events = [] -%}
+{%- for source_format in cdc_formats() -%}
+    {%- do format_events.append(ref('int_' ~ source_format ~ '__events')) -%}
+{%- endfor -%}
 
 with
 

@@ -5,18 +5,11 @@
     )
 }}
 
-{#- Every staging model of a source format contributes its quarantined messages. -#}
-{%- set format_messages = [
-    ref('stg_huawei_drs_json__messages'),
-    ref('stg_huawei_drs_jsonc__messages'),
-    ref('stg_huawei_drs_avro__messages'),
-    ref('int_tencent_dts_protobuf__quarantined_messages'),
-    ref('stg_canal_json__messages'),
-    ref('stg_kafkariver_json__messages'),
-    ref('stg_huawei_drs_mongo_json__messages'),
-    ref('stg_aliyun_streamx_json__messages'),
-    ref('stg_aliyun_datahub_tuple__messages'),
-] -%}
+{#- Every registered source format contributes its quarantined messages. -#}
+{%- set format_messages = [] -%}
+{%- for source_format in cdc_formats() -%}
+    {%- do format_messages.append(cdc_format_quarantine(source_format)) -%}
+{%- endfor -%}
 
 with
 
