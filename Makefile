@@ -13,13 +13,14 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python lint test-cluster test-history-property proto bench bench-cluster bench-decode clean
+.PHONY: help setup jars sample-data land build run test test-python lint test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
+	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
 	@echo "make bench        BENCH_EVENTS (1,000,000) events: decode vs native, full and 1% incremental build, memory"
 	@echo "make bench-cluster the same through the cluster profile: local standalone master, two 1-core workers"
 	@echo "make bench-decode Tencent DTS decoding throughput -> bench/results/decode.json"
@@ -73,6 +74,10 @@ test-history-property: setup
 # The DTS schema is a copy of ../shared/formats/tencent_dts_subscribe.proto; its module is committed.
 proto: setup
 	cd python_udfs/proto && ../../$(BIN)/python -m grpc_tools.protoc -I. --python_out=. tencent_dts_subscribe.proto
+
+# The docs site of the project, with the catalog of the warehouse (build it first).
+docs: setup
+	$(BIN)/dbt docs generate
 
 bench: setup
 	$(BIN)/python bench/run.py
