@@ -1,11 +1,14 @@
 {#
-    The registry of source formats (var `cdc_formats`, dbt_project.yml): format names, and the models a
-    format's role is read from. Names follow the staging folder: stg_<format>__..., int_<format>__....
+    The registry of source formats (var `cdc_formats`, dbt_project.yml). Formats of one shape can share
+    models: `staging` names the staging folder and models (models/staging/<s>/stg_<s>__messages), `events`
+    the intermediate models (int_<e>__events, int_<e>__update_pairs); by default both are the format.
 #}
-{% macro cdc_formats(waits_for=none) -%}
+{% macro cdc_formats(waits_for=none, staging=none, events=none) -%}
     {%- set formats = [] -%}
-    {%- for source_format, traits in var('cdc_formats').items() -%}
-        {%- if waits_for is none or (traits or {}).get('waits_for') == waits_for -%}
+    {%- for source_format in var('cdc_formats') -%}
+        {%- if (waits_for is none or cdc_format_trait(source_format, 'waits_for') == waits_for)
+            and (staging is none or cdc_format_trait(source_format, 'staging') == staging)
+            and (events is none or cdc_format_trait(source_format, 'events') == events) -%}
             {%- do formats.append(source_format) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -13,9 +16,29 @@
 {%- endmacro %}
 
 
-{# The model holding a format's quarantined messages (rows with a quarantine_reason). #}
-{% macro cdc_format_quarantine(source_format) -%}
-    {{ return(ref((var('cdc_formats')[source_format] or {}).get('quarantine', 'stg_' ~ source_format ~ '__messages'))) }}
+{# One trait of a format, with its default: staging and events names, quarantine model, waits_for. #}
+{% macro cdc_format_trait(source_format, trait) -%}
+    {%- set traits = var('cdc_formats')[source_format] or {} -%}
+    {%- set staging = traits.get('staging', source_format) -%}
+    {%- set defaults = {
+        'staging': staging,
+        'events': traits.get('events', staging),
+        'quarantine': 'stg_' ~ staging ~ '__messages',
+        'waits_for': none,
+    } -%}
+    {{ return(traits.get(trait, defaults[trait])) }}
+{%- endmacro %}
+
+
+{# The distinct values of one trait over the registered formats (those waiting for `waits_for`), in registry order. #}
+{% macro cdc_format_traits(trait, waits_for=none) -%}
+    {%- set values = [] -%}
+    {%- for source_format in cdc_formats(waits_for=waits_for) -%}
+        {%- if cdc_format_trait(source_format, trait) not in values -%}
+            {%- do values.append(cdc_format_trait(source_format, trait)) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(values) }}
 {%- endmacro %}
 
 

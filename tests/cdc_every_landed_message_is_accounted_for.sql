@@ -9,8 +9,9 @@
     `waits_for`).
 #}
 
-{%- set grouped_formats = cdc_formats(waits_for='envelope_group') -%}
-{%- set paired_formats = cdc_formats(waits_for='update_pair') -%}
+{%- set grouped_staging = cdc_format_traits('staging', waits_for='envelope_group') -%}
+{%- set paired_staging = cdc_format_traits('staging', waits_for='update_pair') -%}
+{%- set paired_events = cdc_format_traits('events', waits_for='update_pair') -%}
 
 with
 
@@ -23,41 +24,70 @@ landed as (
 ),
 
 group_parts as (
-    {% for source_format in grouped_formats %}
+    {% for staging_name in grouped_staging %}
         select
             entries.topic,
             entries.kafka_partition,
             explode(entries.part_offsets) as kafka_offset
-        from {{ ref('stg_' ~ source_format ~ '__entries') }} as entries
+        from {{ ref('stg_' ~ staging_name ~ '__entries') }} as entries
         {% if not loop.last %}union all{% endif %}
     {% else %}
         {{ no_kafka_positions() }}
     {% endfor %}
 ),
 
--- The halves of each pair, and every half of a sequence id that has a pair: a replayed half of a paired
--- update carries nothing the pair's event does not have.
-update_halves as (
-    {% for source_format in paired_formats %}
+update_pairs as (
+    {% for events_name in paired_events %}
         select
             pairs.topic,
-            inline(pairs.message_offsets) as (kafka_partition, kafka_offset)
-        from {{ ref('int_' ~ source_format ~ '__update_pairs') }} as pairs
-        union all
+            pairs.sequence_id,
+            pairs.message_offsets
+        from {{ ref('int_' ~ events_name ~ '__update_pairs') }} as pairs
+        {% if not loop.last %}union all{% endif %}
+    {% else %}
+        select
+            cast(null as string) as topic,
+            cast(null as string) as sequence_id,
+            cast(null as array<struct<kafka_partition: int, kafka_offset: bigint>>) as message_offsets
+        where false
+    {% endfor %}
+),
+
+staged_update_halves as (
+    {% for staging_name in paired_staging %}
         select
             staged.topic,
             staged.kafka_partition,
-            staged.kafka_offset
-        from {{ ref('stg_' ~ source_format ~ '__messages') }} as staged
-        left semi join {{ ref('int_' ~ source_format ~ '__update_pairs') }} as pairs
-            on
-                staged.topic = pairs.topic
-                and staged.sequence_id = pairs.sequence_id
+            staged.kafka_offset,
+            staged.sequence_id
+        from {{ ref('stg_' ~ staging_name ~ '__messages') }} as staged
         where staged.quarantine_reason is null and staged.update_half is not null
         {% if not loop.last %}union all{% endif %}
     {% else %}
-        {{ no_kafka_positions() }}
+        select
+            *,
+            cast(null as string) as sequence_id
+        from ({{ no_kafka_positions() }})
     {% endfor %}
+),
+
+-- The halves of each pair, and every half of a sequence id that has a pair: a replayed half of a paired
+-- update carries nothing the pair's event does not have.
+update_halves as (
+    select
+        update_pairs.topic,
+        inline(update_pairs.message_offsets) as (kafka_partition, kafka_offset)
+    from update_pairs
+    union all
+    select
+        staged_update_halves.topic,
+        staged_update_halves.kafka_partition,
+        staged_update_halves.kafka_offset
+    from staged_update_halves
+    left semi join update_pairs
+        on
+            staged_update_halves.topic = update_pairs.topic
+            and staged_update_halves.sequence_id = update_pairs.sequence_id
 ),
 
 accounted as (
@@ -102,12 +132,12 @@ last_settled_parts as (
 ),
 
 waiting_parts as (
-    {% for source_format in grouped_formats %}
+    {% for staging_name in grouped_staging %}
         select
             envelopes.topic,
             envelopes.kafka_partition,
             envelopes.kafka_offset
-        from {{ ref('stg_' ~ source_format ~ '__envelopes') }} as envelopes
+        from {{ ref('stg_' ~ staging_name ~ '__envelopes') }} as envelopes
         left join last_settled_parts
             on
                 envelopes.topic = last_settled_parts.topic
@@ -120,22 +150,16 @@ waiting_parts as (
 ),
 
 waiting_halves as (
-    {% for source_format in paired_formats %}
-        select
-            staged.topic,
-            staged.kafka_partition,
-            staged.kafka_offset
-        from {{ ref('stg_' ~ source_format ~ '__messages') }} as staged
-        left anti join update_halves
-            on
-                staged.topic = update_halves.topic
-                and staged.kafka_partition = update_halves.kafka_partition
-                and staged.kafka_offset = update_halves.kafka_offset
-        where staged.quarantine_reason is null and staged.update_half is not null
-        {% if not loop.last %}union all{% endif %}
-    {% else %}
-        {{ no_kafka_positions() }}
-    {% endfor %}
+    select
+        staged_update_halves.topic,
+        staged_update_halves.kafka_partition,
+        staged_update_halves.kafka_offset
+    from staged_update_halves
+    left anti join update_halves
+        on
+            staged_update_halves.topic = update_halves.topic
+            and staged_update_halves.kafka_partition = update_halves.kafka_partition
+            and staged_update_halves.kafka_offset = update_halves.kafka_offset
 ),
 
 explained as (

@@ -1,11 +1,11 @@
 {#
     The change events of every source format, with their deterministic event_id and their source stream,
-    from the landed messages of the lookback window of cdc_events. Each registered source format (var
-    cdc_formats) contributes its events model int_<format>__events.
+    from the landed messages of the lookback window of cdc_events. The registered source formats (var
+    cdc_formats) contribute their events models int_<e>__events.
 #}
 {%- set format_events = [] -%}
-{%- for source_format in cdc_formats() -%}
-    {%- do format_events.append(ref('int_' ~ source_format ~ '__events')) -%}
+{%- for events_name in cdc_format_traits('events') -%}
+    {%- do format_events.append(ref('int_' ~ events_name ~ '__events')) -%}
 {%- endfor -%}
 
 with

@@ -7,8 +7,8 @@
 
 {#- Every registered source format contributes its quarantined messages. -#}
 {%- set format_messages = [] -%}
-{%- for source_format in cdc_formats() -%}
-    {%- do format_messages.append(cdc_format_quarantine(source_format)) -%}
+{%- for model_name in cdc_format_traits('quarantine') -%}
+    {%- do format_messages.append(ref(model_name)) -%}
 {%- endfor -%}
 
 with

@@ -16,10 +16,10 @@ SCHEMA = "history_test"
 COMMON_PATH_TABLES = ("cdc_events", "int_cdc_history__key_steps", "cdc_history", "cdc_redeliveries")
 # The stored models of each format between the landing table and cdc_events.
 FORMAT_PATH_TABLES = {
-    "huawei_drs_json": ("stg_huawei_drs_json__messages",),
+    "huawei_drs_json": ("stg_huawei_drs__messages",),
     "canal_json": ("stg_canal_json__messages",),
     "tencent_dts_protobuf": ("stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"),
-    "aliyun_streamx_json": ("stg_aliyun_streamx_json__messages", "int_aliyun_streamx_json__update_pairs"),
+    "aliyun_streamx_json": ("stg_aliyun_streamx_json__messages", "int_aliyun__update_pairs"),
 }
 
 

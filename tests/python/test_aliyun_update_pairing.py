@@ -24,7 +24,7 @@ SEQ = "1700000000000000005"
 # The tables a StreamX message passes through on its way to the history and the reconciliation test.
 PATH_TABLES = (
     "stg_aliyun_streamx_json__messages",
-    "int_aliyun_streamx_json__update_pairs",
+    "int_aliyun__update_pairs",
     "cdc_events",
     "cdc_redeliveries",
     "cdc_quarantine",
@@ -109,7 +109,7 @@ class StreamxProject:
                 "+cdc_redeliveries",
                 "+cdc_quarantine",
                 "+stg_tencent_dts_protobuf__envelopes",
-                "+int_aliyun_datahub_tuple__update_pairs",
+                "+int_aliyun__update_pairs",
             )
             self.built = True
         return self.state()
@@ -124,7 +124,7 @@ class StreamxProject:
         pairs = self.spark.sql(
             f"""
             select kafka_partition, kafka_offset, sequence_id, message_offsets
-            from {SCHEMA}.int_aliyun_streamx_json__update_pairs where topic = '{TOPIC}'
+            from {SCHEMA}.int_aliyun__update_pairs where topic = '{TOPIC}'
             order by kafka_partition, kafka_offset
             """
         ).collect()

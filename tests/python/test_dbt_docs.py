@@ -1,9 +1,9 @@
-"""`dbt docs generate` on the built warehouse: it succeeds, each format's decisions (the docs block of its
-staging README) are in the description of its staging model, and the catalog holds the built tables."""
+"""`dbt docs generate` on the built warehouse: it succeeds, each format's decisions (its docs block, beside
+its staging model) are in the description of a staging model, and the catalog holds the built tables."""
 
 import json
 
-from conftest import PROJECT_DIR, assert_succeeded
+from conftest import assert_succeeded
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
@@ -11,14 +11,15 @@ from cdc_lakehouse.formats import SOURCE_FORMATS
 def test_docs_show_each_formats_decisions_and_the_tables(built_warehouse):
     assert_succeeded(built_warehouse.dbt("docs", "generate"))
     target = built_warehouse.root / "dbt_target"
-    models = json.loads((target / "manifest.json").read_text())["nodes"].values()
+    manifest = json.loads((target / "manifest.json").read_text())
+    staging_models = [
+        model for model in manifest["nodes"].values() if model["original_file_path"].startswith("models/staging/")
+    ]
     for source_format in SOURCE_FORMATS:
-        readme = (PROJECT_DIR / "models" / "staging" / source_format / "README.md").read_text().splitlines()
-        heading = readme[1]  # the line after {% docs <format> %}
-        assert heading.startswith("# ")
-        folder = f"models/staging/{source_format}/"
-        staged = [model for model in models if model["original_file_path"].startswith(folder)]
-        assert any(heading in model["description"] for model in staged), source_format
+        block = manifest["docs"][f"doc.cdc_lakehouse.{source_format}"]
+        heading = block["block_contents"].strip().splitlines()[0]
+        assert heading.startswith(f"# {source_format} — ")
+        assert any(heading in model["description"] for model in staging_models), source_format
     catalog = json.loads((target / "catalog.json").read_text())["nodes"]
     history_columns = catalog["model.cdc_lakehouse.cdc_history"]["columns"]
     assert {"source_name", "event_order", "valid_from", "is_current"} <= set(history_columns)

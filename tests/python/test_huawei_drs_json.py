@@ -171,15 +171,10 @@ def test_every_landed_message_is_an_event_or_quarantined(spark, built_warehouse)
     )
     # An Alibaba Cloud update sent as two messages is one event at its before half's offset; the pair
     # lists both messages.
-    aliyun_pairs = [
-        read_table(spark, built_warehouse, f"int_{source_format}__update_pairs").selectExpr(
-            "topic", "inline(message_offsets)"
-        )
-        for source_format in ("aliyun_streamx_json", "aliyun_datahub_tuple")
-    ]
-    accounted = events.union(redelivered).union(quarantined).union(dts_parts)
-    for pair_messages in aliyun_pairs:
-        accounted = accounted.union(pair_messages.select(*keys))
+    aliyun_pairs = read_table(spark, built_warehouse, "int_aliyun__update_pairs").selectExpr(
+        "topic", "inline(message_offsets)"
+    )
+    accounted = events.union(redelivered).union(quarantined).union(dts_parts).union(aliyun_pairs.select(*keys))
     unaccounted = landed.subtract(accounted).orderBy(*keys).collect()
     # Only messages still waiting: the last part of a split DTS group, and update halves whose partner
     # has not landed yet.

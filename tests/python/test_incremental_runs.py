@@ -15,11 +15,11 @@ DTS_GAPS_TOPIC = "tencent_dts_protobuf.incremental_gaps"
 STREAMX_TOPIC = "aliyun_streamx_json.incremental"
 DRS_TOPIC = "huawei_drs_json.incremental"
 MODELS = (
-    "stg_huawei_drs_json__messages",
+    "stg_huawei_drs__messages",
     "stg_tencent_dts_protobuf__envelopes",
     "stg_tencent_dts_protobuf__entries",
     "stg_aliyun_streamx_json__messages",
-    "int_aliyun_streamx_json__update_pairs",
+    "int_aliyun__update_pairs",
 )
 
 
@@ -47,7 +47,7 @@ def update_pairs(spark) -> list[tuple]:
     rows = spark.sql(
         f"""
         select sequence_id, message_offsets.kafka_offset as offsets, after_image['sex'] as sex
-        from {SCHEMA}.int_aliyun_streamx_json__update_pairs
+        from {SCHEMA}.int_aliyun__update_pairs
         where topic = '{STREAMX_TOPIC}'
         order by kafka_partition, kafka_offset
         """
@@ -56,7 +56,7 @@ def update_pairs(spark) -> list[tuple]:
 
 
 def drs_staged(spark) -> list[tuple]:
-    staged = spark.table(f"{SCHEMA}.stg_huawei_drs_json__messages").where(f"topic = '{DRS_TOPIC}'")
+    staged = spark.table(f"{SCHEMA}.stg_huawei_drs__messages").where(f"topic = '{DRS_TOPIC}'")
     rows = staged.select("kafka_offset", "quarantine_reason").collect()
     return [(r.kafka_offset, r.quarantine_reason) for r in rows]
 

@@ -1,5 +1,0 @@
-{#
-    One change event per complete message (insert, delete, one-message update, DDL and control messages)
-    and one per paired update; a waiting update half yields nothing yet.
-#}
-{{ aliyun_events(ref('stg_aliyun_datahub_tuple__messages'), ref('int_aliyun_datahub_tuple__update_pairs')) }}

@@ -1,0 +1,130 @@
+{#
+    One row per landed message of the three DRS JSON-shaped formats (huawei_drs_json, huawei_drs_jsonc,
+    huawei_drs_avro), parsed with one schema: the forms differ per row only in how the bytes become DRS
+    JSON text (UTF-8, or an Avro record read with the writer schema) and where a DELETE carries its rows.
+#}
+
+with
+
+-- What differs between the three forms; the registry (var cdc_formats) gives them staging: huawei_drs.
+drs_forms as (
+    select *
+    from values
+        ('huawei_drs_json', 'old', 'Huawei DRS JSON'),
+        ('huawei_drs_jsonc', 'data', 'Huawei DRS JSON-C'),
+        ('huawei_drs_avro', 'old', 'Huawei DRS (Avro record rendered as DRS JSON)')
+        as drs_forms (source_format, deleted_rows_in, format_label)
+),
+
+landed as (
+    {{ landed_messages(cdc_formats(staging='huawei_drs')) }}
+),
+
+decoded as (
+    select
+        landed.*,
+        cdc_decode_utf8(landed.value) as decoded_text
+    from landed
+    where landed.source_format != 'huawei_drs_avro'
+    union all
+    select
+        landed.*,
+        {{ huawei_drs_avro_decoded('landed.value') }} as decoded_text
+    from landed
+    where landed.source_format = 'huawei_drs_avro'
+),
+
+parsed as (
+    select
+        decoded.*,
+        from_json(
+            decoded.decoded_text.text,
+            '{{ huawei_drs_json_schema() }}',
+            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
+        ) as message,
+        coalesce(message.type, message.opType) as vendor_operation
+    from decoded
+),
+
+operation_codes as (
+    select
+        source_format,
+        vendor_operation,
+        op
+    from {{ ref('cdc_operation_codes') }}
+),
+
+classified as (
+    select
+        parsed.*,
+        operation_codes.op,
+        drs_forms.deleted_rows_in,
+        drs_forms.format_label,
+        if(drs_forms.deleted_rows_in = 'data', parsed.message.data, parsed.message.old) as deleted_rows
+    from parsed
+    inner join drs_forms
+        on parsed.source_format = drs_forms.source_format
+    left join operation_codes
+        on
+            parsed.source_format = operation_codes.source_format
+            and parsed.vendor_operation = operation_codes.vendor_operation
+),
+
+{#- size(null) is -1 unless ANSI mode: absent row arrays are counted as empty arrays. #}
+checked as (
+    select
+        classified.*,
+        case
+            when classified.decoded_text.error is not null then classified.decoded_text.error
+            when classified.message is null then 'empty message'
+            when classified.message._corrupt_record is not null
+                then concat('not a ', classified.format_label, ' message (malformed JSON or wrong field types)')
+            when classified.vendor_operation is null then 'no operation type (type / opType)'
+            when classified.op is null then concat('unknown operation type: ', classified.vendor_operation)
+            -- DRS numbers every event; without its number a change has no place in the order.
+            when classified.message.id is null then 'no event sequence number (id)'
+            when classified.op != 'ddl' and classified.message.table is null
+                then 'row change without a table name'
+            when classified.op in ('c', 'r', 'u') and size(coalesce(classified.message.data, array())) = 0
+                then concat(classified.vendor_operation, ' without rows in data')
+            when
+                classified.op = 'u'
+                and size(classified.message.data) != size(coalesce(classified.message.old, array()))
+                then concat(
+                        'update with ', size(classified.message.data), ' after images in data and ',
+                        size(coalesce(classified.message.old, array())), ' before images in old'
+                    )
+            when classified.op = 'd' and size(coalesce(classified.deleted_rows, array())) = 0
+                then concat('DELETE without rows in ', classified.deleted_rows_in)
+        end as quarantine_reason
+    from classified
+)
+
+select
+    checked.source_format,
+    checked.topic,
+    checked.kafka_partition,
+    checked.kafka_offset,
+    checked.ingested_at,
+    checked.message.id as drs_id,
+    checked.message.es as source_commit_ms,
+    lower(checked.message.dbType) as vendor_db_type,
+    -- Oracle sources leave `database` empty ("暂时为空"): no database level then.
+    nullif(checked.message.database, '') as source_database,
+    nullif(checked.message.schema, '') as source_schema,
+    checked.message.table as source_table,
+    checked.vendor_operation,
+    checked.op,
+    nullif(checked.message.sql, '') as ddl_sql,
+    coalesce(checked.message.mysqlType, checked.message.columnType) as column_types,
+    -- sqlType holds java.sql.Types codes only in the MySQL form (the columnType form has its own codes).
+    if(checked.message.columnType is null, checked.message.sqlType, null) as jdbc_types,
+    checked.message.data as data_rows,
+    checked.message.old as old_rows,
+    checked.deleted_rows,
+    coalesce(checked.message.pkNames, array()) as primary_key,
+    nullif(checked.message.eventId, '') as drs_event_position,
+    checked.quarantine_reason,
+    -- Raw bytes are kept only where the quarantine needs them.
+    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+from checked
