@@ -2,10 +2,40 @@
     The registry of source formats (var `cdc_formats`, dbt_project.yml). Formats of one shape can share
     models: `staging` names the staging folder and models (models/staging/<s>/stg_<s>__messages), `events`
     the intermediate models (int_<e>__events, int_<e>__update_pairs); by default both are the format.
+    cdc_formats() lists the enabled formats only (var `cdc_enabled_formats`).
 #}
+
+
+{# The formats this deployment reads: var cdc_enabled_formats (a list of registered names), by default all. #}
+{% macro cdc_enabled_formats() -%}
+    {%- set registered = var('cdc_formats') | list -%}
+    {%- set enabled = var('cdc_enabled_formats', none) -%}
+    {%- if enabled is none -%}
+        {{ return(registered) }}
+    {%- endif -%}
+    {%- for source_format in enabled if source_format not in registered -%}
+        {{ exceptions.raise_compiler_error(
+            'cdc_enabled_formats names ' ~ source_format ~ ', which the registry cdc_formats does not list: '
+            ~ registered | join(', ')
+        ) }}
+    {%- endfor -%}
+    {{ return(registered | select('in', enabled) | list) }}
+{%- endmacro %}
+
+
+{# Registered formats this deployment does not read: their landed messages are left in landing. #}
+{% macro cdc_disabled_formats() -%}
+    {{ return(var('cdc_formats') | reject('in', cdc_enabled_formats()) | list) }}
+{%- endmacro %}
+
+
+{# Whether a model shared under this staging or events name has an enabled format: its config(enabled=...). #}
+{% macro cdc_models_enabled(staging=none, events=none) -%}
+    {{ return(cdc_formats(staging=staging, events=events) | length > 0) }}
+{%- endmacro %}
 {% macro cdc_formats(waits_for=none, staging=none, events=none) -%}
     {%- set formats = [] -%}
-    {%- for source_format in var('cdc_formats') -%}
+    {%- for source_format in cdc_enabled_formats() -%}
         {%- if (waits_for is none or cdc_format_trait(source_format, 'waits_for') == waits_for)
             and (staging is none or cdc_format_trait(source_format, 'staging') == staging)
             and (events is none or cdc_format_trait(source_format, 'events') == events) -%}

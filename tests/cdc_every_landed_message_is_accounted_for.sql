@@ -21,6 +21,10 @@ landed as (
         raw_messages.kafka_partition,
         raw_messages.kafka_offset
     from {{ source('landing', 'cdc_raw') }} as raw_messages
+    {% if cdc_disabled_formats() %}
+        -- Formats this deployment does not read (var cdc_enabled_formats) stay in landing.
+        where raw_messages.source_format not in ('{{ cdc_disabled_formats() | join("', '") }}')
+    {% endif %}
 ),
 
 group_parts as (

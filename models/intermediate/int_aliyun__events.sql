@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='aliyun')) }}
+
 {#
     Change events of the Alibaba Cloud formats, in the cdc_events shape without event_id: one per complete
     message (insert, delete, one-message update, DDL and control messages) and one per paired update; a

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='aliyun')) }}
+
 {#
     The usable messages of the Alibaba Cloud formats (aliyun_streamx_json, aliyun_datahub_tuple: the
     formats the registry gives events: aliyun), in the columns their changes are made of. Both split an

@@ -1,4 +1,8 @@
-{{ config(materialized='incremental', incremental_strategy='append') }}
+{{ config(
+    materialized='incremental',
+    incremental_strategy='append',
+    enabled=cdc_models_enabled(events='aliyun')
+) }}
 
 {#
     The update halves of the Alibaba Cloud formats (update_half 'before' or 'after') paired into one

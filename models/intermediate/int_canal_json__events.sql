@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='canal_json')) }}
+
 {#
     One change event per row image of a Canal FlatMessage (one per DDL, truncate or control message).
     Canal puts inserted, updated (after) and deleted rows in `data`; an update's `old[i]` holds only the

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='huawei_drs')) }}
+
 {#
     Change events of the DRS JSON-shaped formats, in the cdc_events shape without event_id: one per row
     image of a message (`row_index` = its position in `data` / `old`), one per DDL message. A delete's

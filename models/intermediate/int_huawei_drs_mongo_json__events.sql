@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='huawei_drs_mongo_json')) }}
+
 {#
     One change event per Huawei DRS MongoDB message. Images are the documents' top-level fields, each value
     as its Extended JSON text. An insert's after image is `value`; a replacement's after image is `value`

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='kafkariver_json')) }}
+
 {#
     One change event per KafkaRiver message (one row per message). A column's value is null when its
     `null` flag is set; an update's before value is `origin_val` for columns flagged `updated` (absent

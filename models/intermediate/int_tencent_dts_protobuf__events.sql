@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='tencent_dts_protobuf')) }}
+
 {#
     One change event per row of a DML entry and one per control entry of every decoded Entries.
     The event's kafka_offset is the offset of the group's part 0; row_index runs over the whole group.

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(events='tencent_dts_protobuf')) }}
+
 -- Every message of a quarantined envelope group, with the group's reason and its own bytes.
 with
 

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='aliyun_datahub_tuple')) }}
+
 with
 
 landed as (

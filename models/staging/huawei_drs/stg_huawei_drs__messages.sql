@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='huawei_drs')) }}
+
 {#
     One row per landed message of the three DRS JSON-shaped formats (huawei_drs_json, huawei_drs_jsonc,
     huawei_drs_avro), parsed with one schema: the forms differ per row only in how the bytes become DRS

@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='huawei_drs_mongo_json')) }}
+
 with
 
 landed as (

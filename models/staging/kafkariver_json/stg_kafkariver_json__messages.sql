@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='kafkariver_json')) }}
+
 with
 
 landed as (

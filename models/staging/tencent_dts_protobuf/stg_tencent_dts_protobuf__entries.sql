@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='tencent_dts_protobuf')) }}
+
 {#
     Reassembles split envelopes and decodes each complete Entries once. The vendor's consumer reads a
     partition in order: a part with index 0 starts a group, parts are appended until index is

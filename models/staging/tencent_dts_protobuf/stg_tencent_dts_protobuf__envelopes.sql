@@ -1,3 +1,5 @@
+{{ config(enabled=cdc_models_enabled(staging='tencent_dts_protobuf')) }}
+
 with
 
 landed as (
