@@ -102,7 +102,7 @@ adjacent_pairs as (
     where
         before_halves.update_half = 'before'
         and before_halves.sequence_id is null
-        {% if is_incremental() %}
+    {% if is_incremental() %}
             and (
                 {{ within_lookback('before_halves.ingested_at', 'ingested_at') }}
                 or {{ within_lookback('after_halves.ingested_at', 'ingested_at') }}

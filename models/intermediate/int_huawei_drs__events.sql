@@ -105,8 +105,9 @@ select
         null
     ) as event_ts,
     row_images.drs_id as source_seq,
-    {{ event_order(['row_images.drs_id', 'row_images.row_index', 'row_images.kafka_partition', 'row_images.kafka_offset']) }}
-        as event_order,
+    {{ event_order([
+        'row_images.drs_id', 'row_images.row_index', 'row_images.kafka_partition', 'row_images.kafka_offset'
+    ]) }} as event_order,
     coalesce(row_images.drs_event_position, cast(row_images.drs_id as string)) as source_position,
     row_images.ddl_sql,
     row_images.ingested_at

@@ -15,7 +15,7 @@ drs_forms as (
         ('huawei_drs_json', 'old', 'Huawei DRS JSON'),
         ('huawei_drs_jsonc', 'data', 'Huawei DRS JSON-C'),
         ('huawei_drs_avro', 'old', 'Huawei DRS (Avro record rendered as DRS JSON)')
-        as drs_forms (source_format, deleted_rows_in, format_label)
+            as drs_forms (source_format, deleted_rows_in, format_label)
 ),
 
 landed as (
@@ -72,8 +72,8 @@ classified as (
             and parsed.vendor_operation = operation_codes.vendor_operation
 ),
 
-{#- size(null) is -1 unless ANSI mode: absent row arrays are counted as empty arrays. #}
 checked as (
+    -- size(null) is -1 unless ANSI mode: absent row arrays are counted as empty arrays.
     select
         classified.*,
         case
