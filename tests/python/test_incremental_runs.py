@@ -19,6 +19,8 @@ MODELS = (
     "stg_tencent_dts_protobuf__envelopes",
     "stg_tencent_dts_protobuf__entries",
     "stg_aliyun_streamx_json__messages",
+    # Pairing reads both Alibaba Cloud formats' staged messages.
+    "stg_aliyun_datahub_tuple__messages",
     "int_aliyun__update_pairs",
 )
 
