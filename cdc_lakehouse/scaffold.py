@@ -2,8 +2,9 @@
 
 Tables come from the command line (db.table or db.schema.table) or, with none given, from cdc_events
 (read through the project's Spark session). Each table gets models/tables/<db>__<table>__history.sql,
-<db>__<table>__current.sql (calls of the macros cdc_table_history / cdc_table_current) and
-_<db>__<table>__models.yml (tests). Existing files are left alone unless --force is given.
+<db>__<table>__current.sql (plain SQL; the typed columns and the table's filter come from the macros
+cdc_typed_columns / cdc_source_table_filter) and _<db>__<table>__models.yml (tests). Existing files are
+left alone unless --force is given.
 
 Names from message content never become bare identifiers or code: file and model names are reduced to
 [a-z0-9_], and the macro arguments are Jinja string literals with every character that could end one
@@ -22,6 +23,20 @@ from cdc_lakehouse.formats import SOURCE_FORMATS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
 MODELS_SUBDIR = Path("models") / "tables"
+# The columns of cdc_history a typed table keeps beside the typed columns, as the macro
+# cdc_typed_table_metadata_columns lists them (a source column of one of these names gets a suffix).
+HISTORY_METADATA_COLUMNS = (
+    "source_format",
+    "source_name",
+    "source_database",
+    "source_schema",
+    "source_table",
+    "pk",
+    "valid_from",
+    "valid_to",
+    "is_current",
+    "is_deleted",
+)
 
 
 class ScaffoldError(Exception):
@@ -65,13 +80,37 @@ def jinja_string(text: str) -> str:
     return literal
 
 
-def macro_call(macro: str, table: SourceTable) -> str:
+def table_arguments(table: SourceTable) -> str:
+    """The macro arguments naming a source table: Jinja string literals, so no name is ever SQL or Jinja."""
     arguments = [jinja_string(table.database), jinja_string(table.table)]
     if table.source_format:
         arguments.append(f"source_format={jinja_string(table.source_format)}")
     if table.schema:
         arguments.append(f"schema={jinja_string(table.schema)}")
-    return f"{{{{ {macro}({', '.join(arguments)}) }}}}\n"
+    return ", ".join(arguments)
+
+
+def history_sql(table: SourceTable) -> str:
+    arguments = table_arguments(table)
+    metadata = ",\n".join(f"    versions.{column}" for column in HISTORY_METADATA_COLUMNS)
+    return (
+        # No name of the table here but as a Jinja string literal: a name could end a comment or a string.
+        "-- Written by cdc-scaffold: every version of the source table, one typed column per source column.\n"
+        f"select\n{metadata}\n"
+        f"    {{{{- cdc_typed_columns('versions', {arguments}) }}}}\n"
+        "from {{ ref('cdc_history') }} as versions\n"
+        f"where {{{{ cdc_source_table_filter('versions', {arguments}) }}}}\n"
+    )
+
+
+def current_sql(base: str) -> str:
+    return (
+        "-- Written by cdc-scaffold: the open, non-deleted versions of the history model.\n"
+        "-- Its columns are the history model's, which follow the table's column types.\n"
+        "select typed_versions.*  -- noqa: AM04\n"
+        f"from {{{{ ref('{base}__history') }}}} as typed_versions\n"
+        "where typed_versions.is_current and not typed_versions.is_deleted\n"
+    )
 
 
 def describe(table: SourceTable) -> str:
@@ -110,13 +149,13 @@ def schema_yaml(table: SourceTable, base: str) -> str:
         "models:",
         *model(
             f"{base}__history",
-            f"Every version of {label}, one typed column per source column (cdc_table_history).",
+            f"Every version of {label}, one typed column per source column.",
             ["not_null"],
         ),
         "",
         *model(
             f"{base}__current",
-            f"The open, non-deleted versions of {label} with typed columns (cdc_table_current).",
+            f"The open, non-deleted versions of {label} with typed columns.",
             current_key_tests,
         ),
     ]
@@ -127,8 +166,8 @@ def scaffold_files(table: SourceTable, base: str | None = None) -> dict[str, str
     """File name (inside models/tables/) -> content, for one table."""
     base = base or model_base_name(table)
     return {
-        f"{base}__history.sql": macro_call("cdc_table_history", table),
-        f"{base}__current.sql": macro_call("cdc_table_current", table),
+        f"{base}__history.sql": history_sql(table),
+        f"{base}__current.sql": current_sql(base),
         f"_{base}__models.yml": schema_yaml(table, base),
     }
 

@@ -1,9 +1,9 @@
 {#
-    Typed tables per source table. cdc_table_history('shop', 'orders') selects the table's versions from
-    cdc_history with one typed column per source column (cdc_table_columns, read at compile time);
-    cdc_table_current(...) keeps the open, non-deleted versions. Schema evolution is additive: a column
-    added by DDL appears once an event carries it, and versions from before hold NULL in it.
-    Zone-less timestamp text is read in the version's `source_time_zone` (see cdc_typed_value).
+    Helpers of the typed tables per source table (models/tables/, written by cdc-scaffold): a table's
+    history model selects its versions from cdc_history with one typed column per source column
+    (cdc_table_columns, read at compile time); its current model keeps the open, non-deleted versions.
+    Schema evolution is additive: a column added by DDL appears once an event carries it, and versions
+    from before hold NULL in it. Zone-less timestamp text is read in the version's `source_time_zone`.
 #}
 
 {# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
@@ -61,41 +61,25 @@
 {% endmacro %}
 
 
-{% macro cdc_table_history(database, table, source_format=none, schema=none) %}
-    {%- set columns = cdc_table_typed_columns(database, table, source_format, schema) -%}
-    select
-        history.source_format,
-        history.source_name,
-        history.source_database,
-        history.source_schema,
-        history.source_table,
-        history.pk,
-        history.valid_from,
-        history.valid_to,
-        history.is_current,
-        history.is_deleted
-        {%- for column in columns %},
-            {{ cdc_typed_value(
-                'history.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
-                time_zone='history.source_time_zone'
-            ) }}
-            as {{ cdc_quoted_identifier(column.alias) }}
-        {%- endfor %}
-    from {{ ref('cdc_history') }} as history
-    where
-        history.source_database = {{ cdc_sql_string(database) }}
-        and history.source_table = {{ cdc_sql_string(table) }}
-        {%- if source_format is not none %}
-            and history.source_format = {{ cdc_sql_string(source_format) }}
-        {%- endif %}
-        {%- if schema is not none %}
-            and history.source_schema = {{ cdc_sql_string(schema) }}
-        {%- endif %}
+{# The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map. #}
+{% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
+    {%- for column in cdc_table_typed_columns(database, table, source_format, schema) %},
+    {{ cdc_typed_value(
+        relation ~ '.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
+        time_zone=relation ~ '.source_time_zone'
+    ) }} as {{ cdc_quoted_identifier(column.alias) }}
+    {%- endfor %}
 {% endmacro %}
 
 
-{% macro cdc_table_current(database, table, source_format=none, schema=none) %}
-    select typed_history.*
-    from ({{ cdc_table_history(database, table, source_format, schema) }}) as typed_history
-    where typed_history.is_current and not typed_history.is_deleted
-{% endmacro %}
+{# The rows of one source table: a predicate on the relation's source columns, its names as SQL strings. #}
+{% macro cdc_source_table_filter(relation, database, table, source_format=none, schema=none) -%}
+    {{ relation }}.source_database = {{ cdc_sql_string(database) }}
+    and {{ relation }}.source_table = {{ cdc_sql_string(table) }}
+    {%- if source_format is not none %}
+        and {{ relation }}.source_format = {{ cdc_sql_string(source_format) }}
+    {%- endif %}
+    {%- if schema is not none %}
+        and {{ relation }}.source_schema = {{ cdc_sql_string(schema) }}
+    {%- endif %}
+{%- endmacro %}

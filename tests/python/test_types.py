@@ -4,6 +4,7 @@ Expected values are written out by hand from the vendor texts (epoch values conv
 """
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -11,7 +12,15 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, dbt_show_in_process
 
-from cdc_lakehouse.scaffold import SourceTable, jinja_string, main, model_bases, parse_table, scaffold_files
+from cdc_lakehouse.scaffold import (
+    HISTORY_METADATA_COLUMNS,
+    SourceTable,
+    jinja_string,
+    main,
+    model_bases,
+    parse_table,
+    scaffold_files,
+)
 
 # (value as a SQL literal, parse rule, Spark type) -> "typeof|text" (binary as upper-case hex).
 RULE_CASES = [
@@ -168,13 +177,23 @@ def test_scaffold_names_and_literals_are_safe():
         "sh_op__or_ders_x__current.sql",
         "_sh_op__or_ders_x__models.yml",
     }
-    assert "}}" not in files["sh_op__or_ders_x__history.sql"].removesuffix(" }}\n")
+    # The names reach the SQL only as escaped Jinja string literals, in the two macro calls.
+    history = files["sh_op__or_ders_x__history.sql"]
+    assert history.count("}}") == 3  # the two calls and ref('cdc_history')
+    assert '"sh\\"op\\u007d\\u007d", "Or-ders `x`"' in history
+    assert 'sh"op' not in files["sh_op__or_ders_x__current.sql"]
     assert jinja_string("a{%b") == '"a\\u007b\\u0025b"'
     assert parse_table("db.sch.t") == SourceTable(database="db", schema="sch", table="t")
     assert model_bases([SourceTable("a", "b", source_format="x"), SourceTable("a", "b", source_format="y")]) == [
         "a__b",
         "a__b__y",
     ]
+
+
+def test_scaffold_keeps_the_metadata_columns_the_macros_reserve():
+    macros = (PROJECT_DIR / "macros" / "cdc_typed_tables.sql").read_text()
+    reserved = macros.split("macro cdc_typed_table_metadata_columns", 1)[1].split("endmacro", 1)[0]
+    assert tuple(re.findall(r"'([a-z_]+)'", reserved)) == HISTORY_METADATA_COLUMNS
 
 
 @pytest.mark.parametrize("argv", [["orders"], ["a..b"], ["--source-format", "nope", "a.b"], ["--bogus"]])
