@@ -33,6 +33,9 @@
 {% macro cdc_models_enabled(staging=none, events=none) -%}
     {{ return(cdc_formats(staging=staging, events=events) | length > 0) }}
 {%- endmacro %}
+
+
+{# The enabled formats, those with the given traits only (what they wait for, their staging or events name). #}
 {% macro cdc_formats(waits_for=none, staging=none, events=none) -%}
     {%- set formats = [] -%}
     {%- for source_format in cdc_enabled_formats() -%}
@@ -60,7 +63,7 @@
 {%- endmacro %}
 
 
-{# The distinct values of one trait over the registered formats (those waiting for `waits_for`), in registry order. #}
+{# The distinct values of one trait over the enabled formats (those waiting for `waits_for`), in registry order. #}
 {% macro cdc_format_traits(trait, waits_for=none) -%}
     {%- set values = [] -%}
     {%- for source_format in cdc_formats(waits_for=waits_for) -%}
