@@ -101,33 +101,37 @@ ranked as (
     from envelopes
 ),
 
-grouped as (
+part_zeros as (
     select
         ranked.*,
-        -- A message that is no envelope is a group of its own; any other belongs to the latest
-        -- part 0 at or before it.
-        if(
-            ranked.envelope_error is not null,
-            ranked.kafka_offset,
-            max(if(ranked.part_index = 0 and ranked.envelope_error is null, ranked.kafka_offset, null)) over (
-                partition by ranked.topic, ranked.kafka_partition
-                order by ranked.kafka_offset
-                rows between unbounded preceding and current row
+        -- Offset and rank grow together in a partition: the latest part 0 is the largest of both.
+        max(
+            if(
+                ranked.part_index = 0 and ranked.envelope_error is null,
+                struct(ranked.kafka_offset, ranked.landed_rank),
+                null
             )
-        ) as group_offset,
-        if(
-            ranked.envelope_error is not null,
-            ranked.landed_rank,
-            max(if(ranked.part_index = 0 and ranked.envelope_error is null, ranked.landed_rank, null)) over (
-                partition by ranked.topic, ranked.kafka_partition
-                order by ranked.kafka_offset
-                rows between unbounded preceding and current row
-            )
-        ) as group_rank,
+        ) over (
+            partition by ranked.topic, ranked.kafka_partition
+            order by ranked.kafka_offset
+            rows between unbounded preceding and current row
+        ) as latest_part_zero,
         max(ranked.landed_rank) over (
             partition by ranked.topic, ranked.kafka_partition
         ) as partition_last_rank
     from ranked
+),
+
+grouped as (
+    select
+        part_zeros.*,
+        -- A message that is no envelope is a group of its own; any other belongs to the latest
+        -- part 0 at or before it.
+        if(part_zeros.envelope_error is not null, part_zeros.kafka_offset, part_zeros.latest_part_zero.kafka_offset)
+            as group_offset,
+        if(part_zeros.envelope_error is not null, part_zeros.landed_rank, part_zeros.latest_part_zero.landed_rank)
+            as group_rank
+    from part_zeros
 ),
 
 groups as (
