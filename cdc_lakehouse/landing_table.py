@@ -16,7 +16,18 @@ LANDING_COLUMNS = (
 )
 
 
+# Each dbt run reads the landing commits since the last batch through Delta's change data feed
+# (macros/cdc_batches.sql): commit order, whatever the ingested_at of the rows.
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+
+
 def ensure_landing_table(spark: SparkSession) -> None:
     columns = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
     spark.sql(f"CREATE SCHEMA IF NOT EXISTS {LANDING_SCHEMA}")
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {LANDING_TABLE} ({columns}) USING delta")
+    spark.sql(
+        f"CREATE TABLE IF NOT EXISTS {LANDING_TABLE} ({columns}) USING delta TBLPROPERTIES ({CHANGE_DATA_FEED} = true)"
+    )
+    properties = {row.key: row.value for row in spark.sql(f"SHOW TBLPROPERTIES {LANDING_TABLE}").collect()}
+    if properties.get(CHANGE_DATA_FEED) != "true":
+        # A landing table of an earlier release: its commits from now on carry the feed.
+        spark.sql(f"ALTER TABLE {LANDING_TABLE} SET TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")

@@ -1,10 +1,11 @@
 {#
     Landed messages of some formats that this incremental model has not staged yet, one row per
-    (topic, kafka_partition, kafka_offset). Landing batches can commit out of ingested_at order, so
-    the model re-reads a lookback window and drops what it staged already instead of trusting a
-    watermark alone.
+    (topic, kafka_partition, kafka_offset): the landing commits of the batches it has not finished
+    (cdc_landed_rows), stamped with this run's batch. A message landed again at its offset, in the same
+    commits or by an earlier one, is staged once.
 #}
 {% macro landed_messages(source_formats) %}
+    {%- set batch = cdc_batch() -%}
     select
         landed.source_format,
         landed.topic,
@@ -13,7 +14,8 @@
         landed.kafka_key,
         landed.value,
         landed.kafka_timestamp,
-        landed.ingested_at
+        landed.ingested_at,
+        {{ cdc_batch_id(batch) }} as cdc_batch_id
     from (
         select
             raw.*,
@@ -21,10 +23,8 @@
                 partition by raw.topic, raw.kafka_partition, raw.kafka_offset
                 order by raw.ingested_at
             ) as delivery_number
-        from {{ source('landing', 'cdc_raw') }} as raw
-        where
-            raw.source_format in ({{ "'" ~ source_formats | join("', '") ~ "'" }})
-            and {{ within_lookback('raw.ingested_at', 'ingested_at') }}
+        from {{ cdc_landed_rows(batch) }} as raw
+        where raw.source_format in ({{ "'" ~ source_formats | join("', '") ~ "'" }})
     ) as landed
     {% if is_incremental() %}
         left anti join {{ this }} as staged
@@ -34,29 +34,4 @@
                 and landed.kafka_offset = staged.kafka_offset
     {% endif %}
     where landed.delivery_number = 1
-{% endmacro %}
-
-
-{# The earliest timestamp an incremental run of this model reads again. #}
-{% macro lookback_start(column) %}
-    select
-        coalesce(
-            max({{ column }}) - interval {{ var('landing_lookback_minutes', 60) }} minutes,
-            timestamp '1970-01-01 00:00:00'
-        )
-    from {{ this }}
-{% endmacro %}
-
-
-{#
-    A predicate keeping the rows an incremental run of this model has to look at again: everything
-    on a full build, otherwise the lookback window before the latest `this_column` of this model
-    (`column` qualified for the query that filters, `this_column` as this model names it).
-#}
-{% macro within_lookback(column, this_column=none) %}
-    {%- if is_incremental() -%}
-        {{ column }} >= ({{ lookback_start(this_column or column) }})
-    {%- else -%}
-        true
-    {%- endif -%}
 {% endmacro %}

@@ -27,7 +27,8 @@ single_messages as (
         staged.sequence_id,
         staged.source_position,
         staged.ddl_sql,
-        staged.ingested_at
+        staged.ingested_at,
+        staged.cdc_batch_id
     from {{ ref('int_aliyun__staged_changes') }} as staged
     where staged.update_half is null
 ),
@@ -51,7 +52,8 @@ paired_updates as (
         pairs.sequence_id,
         pairs.source_position,
         cast(null as string) as ddl_sql,
-        pairs.ingested_at
+        pairs.ingested_at,
+        pairs.cdc_batch_id
     from {{ ref('int_aliyun__update_pairs') }} as pairs
 ),
 
@@ -94,7 +96,8 @@ select
     ]) }} as event_order,
     all_events.source_position,
     all_events.ddl_sql,
-    all_events.ingested_at
+    all_events.ingested_at,
+    all_events.cdc_batch_id
 from all_events
 left join source_db_types
     on all_events.vendor_db_type = source_db_types.vendor_db_type

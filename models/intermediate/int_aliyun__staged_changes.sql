@@ -27,7 +27,8 @@
         staged.event_ts,
         staged.source_position,
         staged.ddl_sql,
-        staged.ingested_at
+        staged.ingested_at,
+        staged.cdc_batch_id
     from {{ ref('stg_' ~ cdc_format_trait(source_format, 'staging') ~ '__messages') }} as staged
     where staged.quarantine_reason is null
     {% if not loop.last %}union all{% endif %}

@@ -3,6 +3,7 @@
     incremental_strategy='append',
     enabled=cdc_models_enabled(events='aliyun')
 ) }}
+{%- set batch = cdc_batch() %}
 
 {#
     The update halves of the Alibaba Cloud formats (update_half 'before' or 'after') paired into one
@@ -18,8 +19,8 @@
       of its partition when it is of the same table and event time, as the vendor writes an update's two
       halves one after the other.
     A half without its partner produces nothing and waits. The pair takes the later ingested_at of its two
-    halves. Incremental: a run pairs again only the halves of sequence ids with a half landed in its
-    lookback window (unknown sequence ids: pairs with a half in it) and appends the pairs of before halves
+    halves. Incremental: a run pairs again only the halves of sequence ids with a half staged in the
+    batches it reads (unknown sequence ids: pairs with a half in them) and appends the pairs of before halves
     not paired before.
 #}
 with
@@ -38,7 +39,7 @@ all_halves as (
         from all_halves
         where
             all_halves.sequence_id is not null
-            and {{ within_lookback('all_halves.ingested_at', 'ingested_at') }}
+            and {{ cdc_in_batch(batch, 'all_halves.cdc_batch_id') }}
     ),
 
     sequenced_halves as (
@@ -104,8 +105,8 @@ adjacent_pairs as (
         and before_halves.sequence_id is null
     {% if is_incremental() %}
             and (
-                {{ within_lookback('before_halves.ingested_at', 'ingested_at') }}
-                or {{ within_lookback('after_halves.ingested_at', 'ingested_at') }}
+                {{ cdc_in_batch(batch, 'before_halves.cdc_batch_id') }}
+                or {{ cdc_in_batch(batch, 'after_halves.cdc_batch_id') }}
             )
         {% endif %}
 ),
@@ -140,6 +141,7 @@ select
     coalesce(pairs.after_half.event_ts, pairs.before_half.event_ts) as event_ts,
     coalesce(pairs.after_half.source_position, pairs.before_half.source_position) as source_position,
     greatest(pairs.before_half.ingested_at, pairs.after_half.ingested_at) as ingested_at,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id,
     -- The landed messages this update is made of: the before half, then the after half.
     array(
         named_struct(

@@ -61,5 +61,6 @@ select
     {{ event_order(['row_images.kafka_partition', 'row_images.kafka_offset', 'row_images.row_index']) }} as event_order,
     coalesce(row_images.gtid, cast(row_images.canal_id as string)) as source_position,
     row_images.ddl_sql,
-    row_images.ingested_at
+    row_images.ingested_at,
+    row_images.cdc_batch_id
 from row_images

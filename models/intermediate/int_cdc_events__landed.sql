@@ -1,6 +1,6 @@
 {#
     The change events of every source format, with their deterministic event_id and their source stream,
-    from the landed messages of the lookback window of cdc_events. The registered source formats (var
+    and the batch that staged them (cdc_batch_id). The registered source formats (var
     cdc_formats) contribute their events models int_<e>__events.
 #}
 {%- set format_events = [] -%}
@@ -33,7 +33,8 @@ format_events as (
             event_order,
             source_position,
             ddl_sql,
-            ingested_at
+            ingested_at,
+            cdc_batch_id
         from {{ events }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
@@ -88,5 +89,6 @@ select
     sourced_events.event_order,
     sourced_events.source_position,
     sourced_events.ddl_sql,
-    sourced_events.ingested_at
+    sourced_events.ingested_at,
+    sourced_events.cdc_batch_id
 from sourced_events

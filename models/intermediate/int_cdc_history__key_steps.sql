@@ -12,9 +12,10 @@
     - `update` overlays its image on the key's previous version (partial images keep missing columns);
     - `delete` closes the key with its last known image (a delete, or the old key of a key change).
     A row of a table without a primary key is its own chain, keyed by its event.
-    Stored, and appended to from the lookback window: keying an event parses its images, and an
+    Stored, and appended to from the batches it has not read: keying an event parses its images, and an
     incremental run of cdc_history must not key every event again to find the few chains it touches.
 #}
+{%- set batch = cdc_batch() %}
 with
 
 row_events as (
@@ -39,7 +40,7 @@ row_events as (
         primary_key,
         concat('event:', event_id) as event_key
     from {{ ref('cdc_events') }}
-    where op in ('c', 'u', 'd', 'r') and {{ within_lookback('ingested_at') }}
+    where op in ('c', 'u', 'd', 'r') and {{ cdc_in_batch(batch) }}
 ),
 
 keyed_events as (
@@ -126,7 +127,8 @@ select
     steps.kafka_partition,
     steps.kafka_offset,
     steps.event_ts,
-    steps.ingested_at
+    steps.ingested_at,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from steps
 {% if is_incremental() %}
     -- All steps of an event are appended together: an event already there has all of its steps.

@@ -110,5 +110,6 @@ select
     ]) }} as event_order,
     coalesce(row_images.drs_event_position, cast(row_images.drs_id as string)) as source_position,
     row_images.ddl_sql,
-    row_images.ingested_at
+    row_images.ingested_at,
+    row_images.cdc_batch_id
 from row_images

@@ -93,7 +93,8 @@ select
     ]) }} as event_order,
     operator_updates.cluster_time as source_position,
     if(operator_updates.op = 'ddl', operator_updates.value_shell, null) as ddl_sql,
-    operator_updates.ingested_at
+    operator_updates.ingested_at,
+    operator_updates.cdc_batch_id
 from operator_updates
 left join source_db_types
     on operator_updates.vendor_db_type = source_db_types.vendor_db_type

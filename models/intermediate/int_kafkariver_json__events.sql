@@ -60,5 +60,6 @@ select
     {{ event_order(['images.binlog_seq', 'images.kafka_partition', 'images.kafka_offset']) }} as event_order,
     images.binlog_position as source_position,
     cast(null as string) as ddl_sql,
-    images.ingested_at
+    images.ingested_at,
+    images.cdc_batch_id
 from images

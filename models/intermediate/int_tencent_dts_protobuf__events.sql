@@ -34,6 +34,7 @@ events as (
         entries.kafka_partition,
         entries.kafka_offset,
         entries.ingested_at,
+        entries.cdc_batch_id,
         dts.row_index,
         dts.event
     from entries
@@ -69,7 +70,8 @@ select
         nullif(events.event.gtid, '')
     ) as source_position,
     events.event.ddl_sql,
-    events.ingested_at
+    events.ingested_at,
+    events.cdc_batch_id
 from events
 left join operation_codes
     on coalesce(events.event.dml_type, events.event.message_type) = operation_codes.vendor_operation

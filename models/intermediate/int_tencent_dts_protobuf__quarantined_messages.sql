@@ -15,6 +15,7 @@ select
     quarantined_groups.kafka_partition,
     part.kafka_offset,
     quarantined_groups.ingested_at,
+    quarantined_groups.cdc_batch_id,
     quarantined_groups.quarantine_reason,
     part.value as raw_value
 from quarantined_groups

@@ -5,13 +5,14 @@
         on_schema_change='fail'
     )
 }}
+{%- set batch = cdc_batch() %}
 
 with
 
 new_events as (
     select *
     from {{ ref('int_cdc_events__landed') }}
-    where {{ within_lookback('ingested_at') }}
+    where {{ cdc_in_batch(batch) }}
 ),
 
 numbered_deliveries as (
@@ -32,7 +33,9 @@ first_deliveries as (
     where numbered_deliveries.source_position is null or numbered_deliveries.delivery_number = 1
 )
 
-select {{ cdc_event_columns() | join(', ') }}
+select
+    {{ cdc_event_columns() | join(', ') }},
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from first_deliveries
 {% if is_incremental() %}
     -- A message landed again at its offset gives the same event ids as its first delivery.

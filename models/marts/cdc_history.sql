@@ -11,13 +11,14 @@
 {#
     SCD Type 2 history built from the change log: one row per version of a source row.
 
-    Each run rebuilds the whole version chain of every key touched by events landed since the last run
-    (re-reading the lookback window), from all of that key's events, and merges the versions by scd_id.
+    Each run rebuilds the whole version chain of every key touched by the key steps of the batches it has
+    not read (cdc_batches), from all of that key's events, and merges the versions by scd_id.
     A late or out-of-order event is therefore stitched into its chain like any other. The set of versions
     of a key only grows as events arrive, so an upsert never leaves a stale version behind.
     Deletion vectors let the merge mark the replaced versions instead of rewriting every file that holds
     one: the touched keys are spread over the whole table.
 #}
+{%- set batch = cdc_batch() %}
 
 with
 
@@ -41,7 +42,8 @@ truncations as (
         kafka_partition,
         kafka_offset,
         event_ts,
-        ingested_at
+        ingested_at,
+        cdc_batch_id
     from {{ ref('cdc_events') }}
     where op = 't'
 ),
@@ -52,13 +54,13 @@ truncations as (
     new_truncations as (
         select *
         from truncations
-        where {{ within_lookback('truncations.ingested_at', 'ingested_at') }}
+        where {{ cdc_in_batch(batch, 'truncations.cdc_batch_id') }}
     ),
 
     touched_chains as (
         select all_key_steps.chain_id
         from all_key_steps
-        where {{ within_lookback('all_key_steps.ingested_at', 'ingested_at') }}
+        where {{ cdc_in_batch(batch, 'all_key_steps.cdc_batch_id') }}
         union
         -- A new truncate touches every key of its table.
         select /*+ broadcast(new_truncations) */ all_key_steps.chain_id
@@ -112,7 +114,8 @@ truncation_steps as (
         truncations.kafka_partition,
         truncations.kafka_offset,
         truncations.event_ts,
-        truncations.ingested_at
+        truncations.ingested_at,
+        truncations.cdc_batch_id
     from table_keys
     inner join truncations
         on {{ same_source_table('table_keys', 'truncations') }}
@@ -234,5 +237,6 @@ select
     row_index,
     event_id,
     sha2(concat_ws('/', event_id, pk), 256) as scd_id,
-    ingested_at
+    ingested_at,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from stitched_versions

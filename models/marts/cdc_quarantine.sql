@@ -5,6 +5,7 @@
     )
 }}
 
+{%- set batch = cdc_batch() -%}
 {#- Every registered source format contributes its quarantined messages. -#}
 {%- set format_messages = [] -%}
 {%- for model_name in cdc_format_traits('quarantine') -%}
@@ -24,7 +25,7 @@ new_quarantined as (
             raw_value,
             ingested_at
         from {{ messages }}
-        where quarantine_reason is not null and {{ within_lookback('ingested_at') }}
+        where quarantine_reason is not null and {{ cdc_in_batch(batch) }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 )
@@ -36,7 +37,8 @@ select
     new_quarantined.source_format,
     new_quarantined.reason,
     new_quarantined.raw_value,
-    new_quarantined.ingested_at
+    new_quarantined.ingested_at,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from new_quarantined
 {% if is_incremental() %}
     left anti join {{ this }} as known

@@ -4,6 +4,7 @@
         incremental_strategy='append'
     )
 }}
+{%- set batch = cdc_batch() %}
 
 {#
     Change events that cdc_events did not take because an earlier landed message carried the same change
@@ -15,7 +16,7 @@ with
 landed_events as (
     select *
     from {{ ref('int_cdc_events__landed') }}
-    where {{ within_lookback('ingested_at') }}
+    where {{ cdc_in_batch(batch) }}
 )
 
 select
@@ -30,7 +31,8 @@ select
     landed_events.op,
     landed_events.source_seq,
     landed_events.source_position,
-    landed_events.ingested_at
+    landed_events.ingested_at,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from landed_events
 left anti join {{ ref('cdc_events') }} as taken_events
     on landed_events.event_id = taken_events.event_id

@@ -1,7 +1,7 @@
 """The project's models run in-process on the test Spark session, in their own schema, for history tests.
 
-Shared by test_history.py (hand-written scenarios, zero-minute lookback) and test_history_property.py
-(generated change streams of several formats, default lookback).
+Shared by test_history.py (hand-written scenarios) and test_history_property.py (generated change streams
+of several formats).
 """
 
 import os

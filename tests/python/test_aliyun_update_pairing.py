@@ -5,8 +5,8 @@ An update's event takes its before half's position, so its event_id is the same 
 together or apart, and a half landed again at another offset adds no second event. dbt runs in this
 process on the test session, like test_history.py: the first run builds every model the history and the
 reconciliation test need (the other formats' staging tables stay empty); each scenario then starts from an
-emptied landing table and drops only the tables a StreamX message passes through. Runs use a zero-minute
-lookback, so an incremental run only sees what was landed since the previous one. The messages have the
+emptied landing table and drops only the tables a StreamX message passes through. An incremental run
+reads only the landing commits since the previous one. The messages have the
 shape of seed 003 (whole database to Kafka); expected rows are written by hand.
 """
 
@@ -78,7 +78,7 @@ class StreamxProject:
         self.built = False
 
     def dbt(self, *arguments: str, check: bool = True):
-        return dbt_in_process(self.spark, self.root, *arguments, dbt_vars={"landing_lookback_minutes": 0}, check=check)
+        return dbt_in_process(self.spark, self.root, *arguments, check=check)
 
     def reset(self) -> None:
         from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table

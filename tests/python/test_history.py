@@ -2,8 +2,8 @@
 
 dbt runs in this test process (dbtRunner), on the test Spark session, so a run costs its queries and not
 a JVM start. Each scenario lands Huawei DRS JSON messages (a simple format whose images the test controls
-fully) into an emptied landing table and schema, then runs the models with a zero-minute lookback, so an
-incremental run only sees the batch landed since the previous one. The property test over generated
+fully) into an emptied landing table and schema, then runs the models; an incremental run reads only the
+landing commits since the previous one. The property test over generated
 change streams of several formats is test_history_property.py.
 """
 
@@ -70,7 +70,7 @@ def history(project) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
-    yield from project_in_schema(spark, tmp_path_factory, {"landing_lookback_minutes": 0})
+    yield from project_in_schema(spark, tmp_path_factory)
 
 
 def row(key: str, a, b) -> dict:
@@ -95,7 +95,7 @@ def late_batch_metrics(project):
     project.land(TOPIC, [SCENARIO[seq] for seq in (1, 2, 4, 5)])
     project.run()
     first_build = history(project)
-    # With a zero lookback a run re-reads the batch of the latest ingested_at: this one touches one key.
+    # A run reads the landing commits since the previous run: this one touches one key.
     project.land(TOPIC, [SCENARIO[7]])
     project.run()
     # The late update, a re-insert, and seq 4 delivered again at a new offset.

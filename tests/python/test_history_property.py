@@ -5,9 +5,9 @@ updates, partial updates where the format has them, key changes, deletes, re-ins
 truth: every version of every key (the row as the history stores it, column -> text; valid_from = the
 event time the vendor wrote, valid_to = the next version's; is_deleted; op; previous_pk) and the final
 state. The stream is rendered as the vendor writes it, landed in random batches (each followed by a dbt
-run, with the default lookback), in any order the vendor's ordering allows, with copies of some messages
-landed again later at new offsets, and the history is compared with the truth, key by key and version by
-version. Nothing of the expected history comes from running the pipeline.
+run, which reads the landing commits since the previous run), in any order the vendor's ordering allows,
+with copies of some messages landed again later at new offsets, and the history is compared with the
+truth, key by key and version by version. Nothing of the expected history comes from running the pipeline.
 
 - huawei_drs_json: one row per message, `id` increasing; messages over 1-3 partitions, landed in any order.
 - canal_json: multi-row FlatMessages, several sharing a batch id, ids restarting from 1 after a Canal
@@ -681,7 +681,6 @@ def cases(draw, source_format: str) -> Case:
 
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
-    # The default lookback: every run happens within minutes, so each re-reads all that landed before.
     yield from project_in_schema(spark, tmp_path_factory)
 
 

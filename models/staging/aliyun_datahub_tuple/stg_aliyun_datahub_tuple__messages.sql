@@ -87,6 +87,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.vendor_operation,
     checked.op,
     -- An update is two records: the half is told by its image flags.

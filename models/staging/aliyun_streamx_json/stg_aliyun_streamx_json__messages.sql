@@ -142,6 +142,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.message.payload.op as vendor_operation,
     checked.op,
     -- An update sent as two messages: the half is told by the image it carries.

@@ -95,6 +95,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.message.id as canal_id,
     checked.message.es as source_execute_ms,
     checked.message.ts as canal_built_ms,

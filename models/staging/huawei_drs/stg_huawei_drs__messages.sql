@@ -108,6 +108,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.message.id as drs_id,
     checked.message.es as source_commit_ms,
     lower(checked.message.dbType) as vendor_db_type,

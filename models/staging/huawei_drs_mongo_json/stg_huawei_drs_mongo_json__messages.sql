@@ -135,6 +135,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.message.id as drs_id,
     checked.message.es as drs_commit_ms,
     checked.message.clusterTime as cluster_time,

@@ -72,6 +72,7 @@ select
     checked.kafka_partition,
     checked.kafka_offset,
     checked.ingested_at,
+    checked.cdc_batch_id,
     checked.message.binlog as binlog_position,
     checked.binlog_seq,
     checked.message.time as source_event_ms,

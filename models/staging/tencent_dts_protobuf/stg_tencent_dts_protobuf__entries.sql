@@ -275,6 +275,7 @@ select
     coalesce(decoded.group_offset, decoded.parts[0].kafka_offset) as kafka_offset,
     transform(decoded.parts, part -> part.kafka_offset) as part_offsets,
     decoded.ingested_at,
+    {{ cdc_batch_id(cdc_batch()) }} as cdc_batch_id,
     decoded.entries.events,
     coalesce(
         decoded.group_error,

@@ -19,6 +19,7 @@ select
     parsed.kafka_partition,
     parsed.kafka_offset,
     parsed.ingested_at,
+    parsed.cdc_batch_id,
     parsed.envelope.version as envelope_version,
     parsed.envelope.total as part_total,
     parsed.envelope.index as part_index,

@@ -1,0 +1,192 @@
+{#
+    One batch per run (README, "Batches"). `dbt run` / `dbt build` opens a batch in the run log before any
+    model runs: the landing table's version at that moment. Each incremental model reads the landing commits,
+    or the rows its upstream models wrote, since the last batch it finished, up to this batch, with the
+    bounds rendered as literals so Delta skips every file outside them; it stamps what it writes with this
+    batch's id. The run's end records the batch for each model that succeeded, so a model that failed, was
+    not selected, or ran in a run that crashed catches up at its next run.
+
+    The run log is two Delta tables in the target schema:
+    - cdc_batches: batch_id, landing_version (the landing table's version the batch reads up to), opened_at;
+    - cdc_batch_models: model_name, batch_id, finished_at (a model finished a batch: it holds every row of
+      it).
+#}
+
+
+{% macro cdc_run_log() %}
+    {{- return(target.schema) -}}
+{% endmacro %}
+
+
+{# The batch of this run, kept in the session's configuration from the run's start to its end. #}
+{% macro cdc_batch_state_key() %}
+    {{- return('cdc.batch.' ~ target.schema) -}}
+{% endmacro %}
+
+
+{# on-run-start: records the batch of this run and keeps the run log's state for the models. #}
+{% macro cdc_open_batch() %}
+    {%- if not execute or flags.WHICH not in ('run', 'build') -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set log = cdc_run_log() -%}
+    {%- do run_query('create schema if not exists ' ~ log) -%}
+    {%- do run_query(
+        'create table if not exists ' ~ log ~ '.cdc_batches '
+        ~ '(batch_id bigint, landing_version bigint, opened_at timestamp) using delta'
+    ) -%}
+    {%- do run_query(
+        'create table if not exists ' ~ log ~ '.cdc_batch_models '
+        ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
+    ) -%}
+    {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
+    {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {%- do run_query(
+        'insert into ' ~ log ~ '.cdc_batches select coalesce(max(batch_id), 0) + 1, '
+        ~ landing_version ~ ', current_timestamp() from ' ~ log ~ '.cdc_batches'
+    ) -%}
+    {#- dbt's relation cache does not know the tables created above: the log is read without looking. -#}
+    {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(cdc_read_run_log(exists=true))) -%}
+{% endmacro %}
+
+
+{# on-run-end: the models that succeeded finished this batch. #}
+{% macro cdc_close_batch(results) %}
+    {%- if not execute or flags.WHICH not in ('run', 'build') -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set batch_id = cdc_run_state().batch_id -%}
+    {%- set finished = [] -%}
+    {%- for result in results
+        if result.node.resource_type == 'model'
+        and result.node.config.materialized == 'incremental'
+        and result.status == 'success' -%}
+        {%- do finished.append("('" ~ result.node.name ~ "', " ~ batch_id ~ ', current_timestamp())') -%}
+    {%- endfor -%}
+    {%- if finished -%}
+        {%- do run_query('insert into ' ~ cdc_run_log() ~ '.cdc_batch_models values ' ~ finished | join(', ')) -%}
+    {%- endif -%}
+    {%- do run_query('reset ' ~ cdc_batch_state_key()) -%}
+{% endmacro %}
+
+
+{#
+    The run log as {batch_id, landing_version, models: {name: {batch_id, landing_version}}}: the newest batch
+    and what each model finished last. Before the first run (no run log): batch 0, the landing table as it is.
+#}
+{% macro cdc_read_run_log(exists=none) %}
+    {%- set state = {'batch_id': 0, 'landing_version': none, 'models': {}} -%}
+    {%- set log = cdc_run_log() -%}
+    {%- if not exists and adapter.get_relation(database=none, schema=log, identifier='cdc_batches') is none -%}
+        {{- return(state) -}}
+    {%- endif -%}
+    {%- set newest = run_query(
+        'select batch_id, landing_version from ' ~ log ~ '.cdc_batches order by batch_id desc limit 1'
+    ) -%}
+    {%- if newest.rows | length > 0 -%}
+        {%- do state.update({'batch_id': newest.rows[0][0], 'landing_version': newest.rows[0][1]}) -%}
+    {%- endif -%}
+    {%- set finished = run_query(
+        'select finished.model_name, finished.batch_id, batches.landing_version from ('
+        ~ ' select model_name, max(batch_id) as batch_id from ' ~ log ~ '.cdc_batch_models group by model_name'
+        ~ ') as finished inner join ' ~ log ~ '.cdc_batches as batches on finished.batch_id = batches.batch_id'
+    ) -%}
+    {%- for row in finished.rows -%}
+        {%- do state.models.update({row[0]: {'batch_id': row[1], 'landing_version': row[2]}}) -%}
+    {%- endfor -%}
+    {{- return(state) -}}
+{% endmacro %}
+
+
+{# The state the run's start kept, or (outside a run: compile, show) the run log as it is. #}
+{% macro cdc_run_state() %}
+    {%- set kept = run_query('set ' ~ cdc_batch_state_key()).rows[0][1] -%}
+    {%- if kept == '<undefined>' -%}
+        {{- return(cdc_read_run_log()) -}}
+    {%- endif -%}
+    {{- return(fromjson(kept)) -}}
+{% endmacro %}
+
+
+{#
+    The batch this model reads: batch_id and landing_version of this run, and what it finished last
+    (finished_batch_id, finished_landing_version: none when it reads everything, on a full build or before
+    it finished any batch).
+#}
+{% macro cdc_batch() %}
+    {%- if not execute -%}
+        {{- return({'batch_id': 0, 'landing_version': none, 'finished_batch_id': none, 'finished_landing_version': none}) -}}
+    {%- endif -%}
+    {%- set state = cdc_run_state() -%}
+    {%- set finished = state.models.get(model.name) if is_incremental() else none -%}
+    {{- return({
+        'batch_id': state.batch_id,
+        'landing_version': state.landing_version,
+        'finished_batch_id': finished.batch_id if finished else none,
+        'finished_landing_version': finished.landing_version if finished else none
+    }) -}}
+{% endmacro %}
+
+
+{# The id this run stamps on what it writes. #}
+{% macro cdc_batch_id(batch) -%}
+    cast({{ batch.batch_id }} as bigint)
+{%- endmacro %}
+
+
+{# Rows an upstream model wrote in the batches this model has not finished (every row on a full build). #}
+{% macro cdc_in_batch(batch, column='cdc_batch_id') -%}
+    {%- if batch.finished_batch_id is none -%}
+        true
+    {%- else -%}
+        {{ column }} > {{ batch.finished_batch_id }} and {{ column }} <= {{ batch.batch_id }}
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#
+    The landing rows of the commits this model has not read: the commits between the landing version of the
+    last batch it finished and this batch's (Delta's change data feed), or the table as of this batch's
+    version on a full build.
+#}
+{% macro cdc_landed_rows(batch) -%}
+    {%- set landing = source('landing', 'cdc_raw') -%}
+    {%- if batch.finished_landing_version is none -%}
+        (
+            select * from {{ landing }}
+            {%- if batch.landing_version is not none %} version as of {{ batch.landing_version }}{% endif %}
+        )
+    {%- elif batch.finished_landing_version > batch.landing_version -%}
+        {{ exceptions.raise_compiler_error(
+            model.name ~ ' read landing version ' ~ batch.finished_landing_version ~ ', the landing table is at '
+            ~ batch.landing_version ~ ': it was replaced; rebuild with --full-refresh'
+        ) }}
+    {%- elif batch.finished_landing_version == batch.landing_version -%}
+        (select * from {{ landing }} where false)
+    {%- else -%}
+        (
+            select * from table_changes(
+                '{{ landing }}', {{ batch.finished_landing_version + 1 }}, {{ batch.landing_version }}
+            )
+            where _change_type = 'insert'
+        )
+    {%- endif -%}
+{%- endmacro %}
+
+
+{#
+    pre-hook of every model: an incremental model that did not finish the previous batch may hold rows of a
+    batch it never finished (its run crashed before the run's end recorded it); they are deleted, so the
+    model reads those batches again from scratch.
+#}
+{% macro cdc_forget_unfinished_batches() %}
+    {%- if not execute or not is_incremental() -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set batch = cdc_batch() -%}
+    {%- if batch.finished_batch_id is none -%}
+        delete from {{ this }}
+    {%- elif batch.finished_batch_id < batch.batch_id - 1 -%}
+        delete from {{ this }} where cdc_batch_id > {{ batch.finished_batch_id }}
+    {%- endif -%}
+{% endmacro %}

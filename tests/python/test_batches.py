@@ -1,0 +1,210 @@
+"""One batch per run: each run reads the landing commits since the batch its models last finished.
+
+A run of a warehouse (schema cdc_batches_test) after each of these, with Canal and Huawei DRS JSON enabled:
+1. a Canal insert of key 1 is landed;
+2. a late commit: another writer commits, with ingested_at years older than the first landing, a Canal
+   update of key 1 and the first message of the DRS topic (a format quiet until then);
+3. nothing is landed;
+4. a Canal delete of key 1 is landed and processed, but the run crashes before its end records the batch;
+5. a Canal insert of key 2 is landed; this run reads again what the crashed one wrote.
+A second warehouse (schema cdc_batches_clean) is built once over the same landing: the first must hold the
+same rows. Expected versions are written by hand from Canal's documented fields (es: the source commit time).
+"""
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+from conftest import dbt_in_process
+
+SCHEMA = "cdc_batches_test"
+CLEAN_SCHEMA = "cdc_batches_clean"
+ENABLED = {"cdc_enabled_formats": ["canal_json", "huawei_drs_json"]}
+MODELS = ("+cdc_history", "+cdc_redeliveries", "+cdc_quarantine")
+CANAL_TOPIC = "canal_json.batches"
+DRS_TOPIC = "huawei_drs_json.batches"
+OLD_INGESTED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+# Every stored model of the enabled formats, with its key.
+TABLES = {
+    "stg_canal_json__messages": "topic, kafka_partition, kafka_offset",
+    "stg_huawei_drs__messages": "topic, kafka_partition, kafka_offset",
+    "cdc_events": "event_id",
+    "cdc_redeliveries": "event_id",
+    "cdc_quarantine": "topic, kafka_partition, kafka_offset",
+    "int_cdc_history__key_steps": "event_id, step_kind",
+    "cdc_history": "scd_id",
+}
+
+
+def row_change(change_id: int, operation: str, seconds: int, data: dict, old: dict | None = None) -> bytes:
+    """A Canal FlatMessage (Huawei DRS JSON has the same MySQL form) of one row of shop.items at T0 + seconds."""
+    es = 1_700_000_000_000 + seconds * 1000
+    message = {
+        "id": change_id,
+        "es": es,
+        "ts": es + 7,
+        "database": "shop",
+        "table": "items",
+        "type": operation,
+        "isDdl": False,
+        "sql": "",
+        "pkNames": ["id"],
+        "mysqlType": {"id": "int(11)", "note": "varchar(20)"},
+        "sqlType": {"id": 4, "note": 12},
+        "data": [data],
+        "old": None if old is None else [old],
+    }
+    return json.dumps(message).encode()
+
+
+def land_late(spark, rows: list[tuple[str, str, int, bytes]]) -> None:
+    """One landing commit of (source_format, topic, offset, value) rows, with an ingested_at long past."""
+    from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE
+
+    schema = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
+    records = [(fmt, topic, 0, offset, None, value, None, OLD_INGESTED_AT) for fmt, topic, offset, value in rows]
+    spark.createDataFrame(records, schema).write.format("delta").mode("append").saveAsTable(LANDING_TABLE)
+
+
+def table_rows(spark, schema: str, table: str) -> list[tuple]:
+    """A table's rows of this test's topics, without the batch that wrote them, in key order."""
+    columns = [name for name in spark.table(f"{schema}.{table}").columns if name != "cdc_batch_id"]
+    topic_filter = (
+        f"topic in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
+        if "topic" in columns
+        else f"source_name in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
+    )
+    rows = spark.sql(
+        f"select {', '.join(f'to_json(struct({name}))' for name in columns)} from {schema}.{table}"
+        f" where {topic_filter} order by {TABLES[table]}"
+    ).collect()
+    return [tuple(row) for row in rows]
+
+
+def versions(spark, schema: str = SCHEMA) -> list[tuple]:
+    rows = spark.sql(
+        f"""
+        select source_name, pk, op, row['note'] as note, is_current, is_deleted
+        from {schema}.cdc_history
+        where source_name in ('{CANAL_TOPIC}', '{DRS_TOPIC}')
+        order by source_name, pk, event_order
+        """
+    ).collect()
+    return [tuple(row) for row in rows]
+
+
+def snapshot(spark) -> dict:
+    return {
+        "versions": versions(spark),
+        "rows": {table: table_rows(spark, SCHEMA, table) for table in TABLES},
+    }
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory) -> dict:
+    from cdc_lakehouse.landing import land
+    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
+
+    work_dir = tmp_path_factory.mktemp("batches_dbt")
+
+    def run(schema: str = SCHEMA) -> None:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", schema)
+            dbt_in_process(spark, work_dir, "run", "--select", *MODELS, dbt_vars=ENABLED)
+
+    ensure_landing_table(spark)
+    spark.sql(f"DELETE FROM {LANDING_TABLE}")
+    for schema in (SCHEMA, CLEAN_SCHEMA):
+        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", schema)
+            dbt_in_process(spark, work_dir, "seed", dbt_vars=ENABLED)
+    states = {}
+
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(1, "INSERT", 1, {"id": "1", "note": "new"})])
+    run()
+    states["first"] = snapshot(spark)
+
+    land_late(
+        spark,
+        [
+            (
+                "canal_json",
+                CANAL_TOPIC,
+                1,
+                row_change(2, "UPDATE", 2, {"id": "1", "note": "paid"}, old={"note": "new"}),
+            ),
+            ("huawei_drs_json", DRS_TOPIC, 0, row_change(70, "INSERT", 3, {"id": "7", "note": "drs"})),
+        ],
+    )
+    run()
+    states["late"] = snapshot(spark)
+
+    run()
+    states["nothing_new"] = snapshot(spark)
+
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(3, "DELETE", 4, {"id": "1", "note": "paid"})])
+    run()
+    # The crash: every model committed its rows, the run's end never recorded the batch.
+    crashed_batch = spark.sql(f"select max(batch_id) from {SCHEMA}.cdc_batches").first()[0]
+    spark.sql(f"delete from {SCHEMA}.cdc_batch_models where batch_id = {crashed_batch}")
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(4, "INSERT", 5, {"id": "2", "note": "after"})])
+    run()
+    states["after_crash"] = snapshot(spark)
+
+    run(CLEAN_SCHEMA)
+    states["clean"] = {
+        "versions": versions(spark, CLEAN_SCHEMA),
+        "rows": {table: table_rows(spark, CLEAN_SCHEMA, table) for table in TABLES},
+    }
+    states["batches"] = [
+        tuple(row)
+        for row in spark.sql(
+            f"""
+            select batches.batch_id, count(finished.model_name) as models
+            from {SCHEMA}.cdc_batches as batches
+            left join {SCHEMA}.cdc_batch_models as finished on batches.batch_id = finished.batch_id
+            group by batches.batch_id
+            order by batches.batch_id
+            """
+        ).collect()
+    ]
+    yield states
+    spark.sql(f"DELETE FROM {LANDING_TABLE}")
+
+
+def test_a_late_commit_with_old_timestamps_is_processed_by_the_next_run(runs):
+    assert runs["first"]["versions"] == [(CANAL_TOPIC, '["1"]', "c", "new", True, False)]
+    assert runs["late"]["versions"][:2] == [
+        (CANAL_TOPIC, '["1"]', "c", "new", False, False),
+        (CANAL_TOPIC, '["1"]', "u", "paid", True, False),
+    ]
+
+
+def test_a_format_quiet_until_a_late_commit_reaches_the_history(runs):
+    assert runs["late"]["versions"][2:] == [(DRS_TOPIC, '["7"]', "c", "drs", True, False)]
+
+
+def test_a_run_without_new_commits_writes_nothing(runs):
+    assert runs["nothing_new"]["rows"] == runs["late"]["rows"]
+
+
+def test_a_run_after_a_crash_reads_the_unfinished_batch_again(runs):
+    assert runs["after_crash"]["versions"] == [
+        (CANAL_TOPIC, '["1"]', "c", "new", False, False),
+        (CANAL_TOPIC, '["1"]', "u", "paid", False, False),
+        (CANAL_TOPIC, '["1"]', "d", "paid", True, True),
+        (CANAL_TOPIC, '["2"]', "c", "after", True, False),
+        (DRS_TOPIC, '["7"]', "c", "drs", True, False),
+    ]
+
+
+def test_crash_then_rerun_leaves_the_same_tables_as_one_clean_run(runs):
+    for table in TABLES:
+        assert runs["after_crash"]["rows"][table] == runs["clean"]["rows"][table], table
+    assert runs["clean"]["versions"] == runs["after_crash"]["versions"]
+
+
+def test_the_run_log_records_each_batch_and_the_models_that_finished_it(runs):
+    # Seven incremental models per finished batch; batch 4 crashed before its end.
+    assert runs["batches"] == [(1, 7), (2, 7), (3, 7), (4, 0), (5, 7)]
