@@ -13,11 +13,12 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python lint test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars sample-data land build run test test-python lint test-slow test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
+	@echo "make test-slow    the suites of many dbt runs: Alibaba update pairing on streams, history property"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -64,12 +65,16 @@ lint: setup
 test-python: setup
 	$(BIN)/pytest -q --durations=15
 
+# Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes.
+test-slow: setup
+	$(BIN)/pytest -q -m slow --durations=10
+
 test-cluster: setup
 	$(BIN)/pytest -q -m cluster
 
-# make test draws one change stream per format (4 formats); this draws 20 per format (about an hour on 2 cores).
+# make test-slow draws one change stream per format (4 formats); this draws 20 per format (about an hour on 2 cores).
 test-history-property: setup
-	HISTORY_EXAMPLES=20 $(BIN)/pytest -q tests/python/test_history_property.py
+	HISTORY_EXAMPLES=20 $(BIN)/pytest -q -m slow tests/python/test_history_property.py
 
 # The DTS schema is a copy of ../shared/formats/tencent_dts_subscribe.proto; its module is committed.
 proto: setup

@@ -1,8 +1,7 @@
 """make bench: throughput, incremental cost and memory of the project on one embedded Spark session.
 
 1. BENCH_EVENTS (default 1,000,000) generated messages of every format (bench/generate.py) are appended to
-   the landing table of a fresh warehouse under bench/work/, their ingested_at spread over the 100 hours
-   before now as if landed over that time (so the 60-minute lookback window holds 1% of them).
+   the landing table of a fresh warehouse under bench/work/, in commits of 100,000 messages.
 2. `dbt build` runs in this process on that session, from an empty warehouse: the full build time, taken
    as its two halves (seeds, models and the snapshot, then the data tests), since the tests read whole
    tables on every build and the models should not.
@@ -38,15 +37,11 @@ NATIVE_UNAVAILABLE = {
 
 
 LANDING_CHUNK = 100_000  # messages per landing commit: the driver never holds the whole load in Python
-BASE_LOAD_HOURS = 100  # the full load lands as if spread over these hours before the incremental batch
 
 
-def land(spark, events: int, seed: int, first_seq: int, spread_hours: float = 0) -> dict[str, int]:
-    """Append generated messages after the landed offsets of their topics; messages per format.
-
-    With spread_hours, ingested_at runs evenly from that many hours ago to now in landing order, as a
-    feed landed over that time would: an incremental run then re-reads only its lookback window of it.
-    """
+def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
+    """Append generated messages after the landed offsets of their topics; messages per format. A run
+    reads the landing commits since the previous one (README, "Batches"), whatever their ingested_at."""
     import pandas as pd
 
     from bench.generate import messages
@@ -58,12 +53,9 @@ def land(spark, events: int, seed: int, first_seq: int, spread_hours: float = 0)
     }
     counts: dict[str, int] = {}
     rows: list[tuple] = []
-    age_step_us = spread_hours * 3600e6 / max(events, 1)
 
     def append(chunk: list[tuple]) -> None:
-        frame = pd.DataFrame(
-            chunk, columns=["source_format", "topic", "kafka_partition", "kafka_offset", "value", "age_us"]
-        )
+        frame = pd.DataFrame(chunk, columns=["source_format", "topic", "kafka_partition", "kafka_offset", "value"])
         frame["kafka_partition"] = frame["kafka_partition"].astype("int32")
         (
             spark.createDataFrame(frame)
@@ -75,18 +67,18 @@ def land(spark, events: int, seed: int, first_seq: int, spread_hours: float = 0)
                 "cast(null as binary) as kafka_key",
                 "value",
                 "cast(null as timestamp) as kafka_timestamp",
-                "timestamp_micros(unix_micros(current_timestamp()) - age_us) as ingested_at",
+                "current_timestamp() as ingested_at",
             )
             .write.format("delta")
             .mode("append")
             .saveAsTable(LANDING_TABLE)
         )
 
-    for number, (source_format, topic, value) in enumerate(messages(events, seed, first_seq)):
+    for source_format, topic, value in messages(events, seed, first_seq):
         offset = next_offset.get(topic, 0)
         next_offset[topic] = offset + 1
         counts[source_format] = counts.get(source_format, 0) + 1
-        rows.append((source_format, topic, 0, offset, value, max(0, round((events - number) * age_step_us))))
+        rows.append((source_format, topic, 0, offset, value))
         if len(rows) == LANDING_CHUNK:
             append(rows)
             rows = []
@@ -219,7 +211,7 @@ def main(results_name: str = "latest") -> int:
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism
-    counts = land(spark, events, seed, first_seq=0, spread_hours=BASE_LOAD_HOURS)
+    counts = land(spark, events, seed, first_seq=0)
     full = dbt_build("full")
     # Generated messages are all valid: a quarantined one means the generator or a model is wrong.
     quarantined = {

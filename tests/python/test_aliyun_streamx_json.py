@@ -346,6 +346,7 @@ def format_events(spark, warehouse, topic: str) -> list[dict]:
         event = row.asDict(recursive=True)
         assert len(event.pop("event_id")) == 64
         assert event.pop("ingested_at") is not None
+        assert event.pop("cdc_batch_id") is not None
         assert event.pop("source_format") == topic.split(".")[0]
         assert event.pop("topic") == topic
         assert event.pop("kafka_partition") == 0

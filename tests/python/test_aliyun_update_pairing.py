@@ -17,6 +17,8 @@ from datetime import datetime
 import pytest
 from conftest import dbt_in_process
 
+pytestmark = pytest.mark.slow
+
 SCHEMA = "aliyun_pairing_test"
 FORMAT = "aliyun_streamx_json"
 TOPIC = f"{FORMAT}.pairing"

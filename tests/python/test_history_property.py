@@ -25,7 +25,7 @@ Canal change identical to an earlier one at the same batch id, row and execution
 batch instead (the models take it for a redelivery: the README's "Redeliveries" names this case). A
 re-insert after a Canal restart, at a reused batch id but a later es, is written and must be kept.
 
-Every example lands at least two batches (a first build, then incremental runs) and one copy. make test
+Every example lands at least two batches (a first build, then incremental runs) and one copy. make test-slow
 runs one example per format (HISTORY_EXAMPLES, default 1; derandomized), which is Hypothesis's simplest
 draw: the choices are ordered so that it follows TOUR (two inserts, a key change, a partial update, a
 re-insert, ...) with rotating options (partitions, clock steps, splits, interleaving).
@@ -45,6 +45,8 @@ from conftest import dts_envelope, dts_split
 from history_project import SCHEMA, project_in_schema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.slow
 
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 DATABASE = "shop"
@@ -183,7 +185,7 @@ def always(table: str, old_key: str, new_key: str) -> bool:
     return True
 
 
-# The simplest stream (make test's one example): (table, key, action) of each change, as far as it fits.
+# The simplest stream (make test-slow's one example): (table, key, action) of each change, as far as it fits.
 TOUR = (
     ("items", "1", "insert"),
     ("items", "2", "insert"),
@@ -727,7 +729,7 @@ def differences(expected: Chains, stored: Chains) -> str:
 
 @pytest.mark.parametrize("source_format", list(FORMATS))
 @settings(
-    # One stream per format in make test (each costs a few dbt runs); make test-history-property runs 20.
+    # One stream per format in make test-slow (each costs a few dbt runs); make test-history-property runs 20.
     max_examples=int(os.environ.get("HISTORY_EXAMPLES", "1")),
     deadline=None,
     derandomize=True,

@@ -123,12 +123,13 @@ def event_rows(spark, warehouse, topic: str) -> list[dict]:
 
 
 def comparable_event_rows(spark, warehouse, topic: str) -> list[dict]:
-    """A topic's events without event_id and ingested_at (checked present), source_seq as int. The source
+    """A topic's events without event_id, ingested_at and cdc_batch_id (checked present), source_seq as int. The source
     identity and event_order are left out: test_event_order.py checks them for every format."""
     rows = event_rows(spark, warehouse, topic)
     for row in rows:
         assert len(row.pop("event_id")) == 64
         assert row.pop("ingested_at") is not None
+        assert row.pop("cdc_batch_id") is not None
         for column in ("source_name", "source_time_zone", "event_order"):
             row.pop(column)
         row["source_seq"] = None if row["source_seq"] is None else int(row["source_seq"])
