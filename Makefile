@@ -13,10 +13,12 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land build run test test-python lint test-slow test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars sample-data land seeds build audit run test test-python lint test-slow test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
+	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
+	@echo "make audit        dbt build --selector audit: seeds, reconciliation, whole-table invariants"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
 	@echo "make test-slow    the suites of many dbt runs: Alibaba update pairing on streams, history property"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
@@ -47,9 +49,22 @@ sample-data: setup
 land: setup
 	$(BIN)/python sample_data/land_samples.py
 
-build: setup
+# Seeds load when they change (or into a new warehouse), not on every run; their tests are in the audit.
+WAREHOUSE_DIR := $(or $(CDC_WAREHOUSE),warehouse)
+SEEDS_LOADED := $(WAREHOUSE_DIR)/.seeds-loaded
+$(SEEDS_LOADED): $(wildcard seeds/*)
 	$(BIN)/dbt seed
-	$(BIN)/dbt build
+	touch $@
+
+seeds: setup $(SEEDS_LOADED)
+
+# A scheduled run: one batch (README, "Batches"), the models and the change log's tests (selectors.yml).
+build: seeds
+	$(BIN)/dbt build --selector scheduled
+
+# The daily audit: seeds and their tests, type tables' tests, reconciliation, whole-table history invariants.
+audit: setup
+	$(BIN)/dbt build --selector audit
 
 run: setup land build
 	$(BIN)/python sample_data/show_results.py

@@ -30,23 +30,27 @@
         {{- return('') -}}
     {%- endif -%}
     {%- set log = cdc_run_log() -%}
-    {%- do run_query('create schema if not exists ' ~ log) -%}
-    {%- do run_query(
-        'create table if not exists ' ~ log ~ '.cdc_batches '
-        ~ '(batch_id bigint, landing_version bigint, opened_at timestamp) using delta'
-    ) -%}
-    {%- do run_query(
-        'create table if not exists ' ~ log ~ '.cdc_batch_models '
-        ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
-    ) -%}
+    {%- if adapter.get_relation(database=none, schema=log, identifier='cdc_batch_models') is none -%}
+        {%- do run_query('create schema if not exists ' ~ log) -%}
+        {%- do run_query(
+            'create table if not exists ' ~ log ~ '.cdc_batches '
+            ~ '(batch_id bigint, landing_version bigint, opened_at timestamp) using delta'
+        ) -%}
+        {%- do run_query(
+            'create table if not exists ' ~ log ~ '.cdc_batch_models '
+            ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
+        ) -%}
+    {%- endif -%}
     {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
     {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
+    {%- set state = cdc_read_run_log(exists=true) -%}
+    {%- do state.update({'batch_id': state.batch_id + 1, 'landing_version': landing_version}) -%}
     {%- do run_query(
-        'insert into ' ~ log ~ '.cdc_batches select coalesce(max(batch_id), 0) + 1, '
-        ~ landing_version ~ ', current_timestamp() from ' ~ log ~ '.cdc_batches'
+        'insert into ' ~ log ~ '.cdc_batches values ('
+        ~ state.batch_id ~ ', ' ~ landing_version ~ ', current_timestamp())'
     ) -%}
-    {#- dbt's relation cache does not know the tables created above: the log is read without looking. -#}
-    {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(cdc_read_run_log(exists=true))) -%}
+    {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
 {% endmacro %}
 
 
