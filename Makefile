@@ -49,11 +49,13 @@ sample-data: setup
 land: setup
 	$(BIN)/python sample_data/land_samples.py
 
-# Seeds load when they change (or into a new warehouse), not on every run; their tests are in the audit.
+# Seeds, and cdc_type_mappings built from them alone, load when a seed changes (or into a new warehouse),
+# not on every run; their tests are in the audit.
 WAREHOUSE_DIR := $(or $(CDC_WAREHOUSE),warehouse)
-SEEDS_LOADED := $(WAREHOUSE_DIR)/.seeds-loaded
-$(SEEDS_LOADED): $(wildcard seeds/*)
+SEEDS_LOADED := $(WAREHOUSE_DIR)/.seeds-loaded-$(or $(CDC_SCHEMA),cdc)
+$(SEEDS_LOADED): $(wildcard seeds/*) models/types/cdc_type_mappings.sql
 	$(BIN)/dbt seed
+	$(BIN)/dbt run --select cdc_type_mappings
 	touch $@
 
 seeds: setup $(SEEDS_LOADED)
