@@ -2,15 +2,18 @@
 
 1. BENCH_EVENTS (default 1,000,000) generated messages of every format (bench/generate.py) are appended to
    the landing table of a fresh warehouse under bench/work/, in commits of 100,000 messages.
-2. `dbt build` runs in this process on that session, from an empty warehouse: the full build time, taken
-   as its two halves (seeds, models and the snapshot, then the data tests), since the tests read whole
-   tables on every build and the models should not.
+2. The seeds load and the first scheduled run (`make build`: `dbt build --selector scheduled`) runs in
+   this process on that session, from an empty warehouse: the full build time. Node times (models and
+   snapshot, data tests; summed over dbt's threads) come from dbt's run_results.json.
 3. Decode throughput per format: the staging SQL of each format, as the full build compiled it, evaluated
    again over all landed messages into Spark's `noop` sink, beside the native baseline on the same
    messages (`from_json` with an explicit schema; `from_protobuf` / `from_avro` when their jars are in
    jars/lib, else null with the reason).
-4. 1% more events are landed and `dbt build` runs again, in the same two halves: the incremental time.
-5. The peak resident memory of the driver (JVM high-water mark plus this Python process).
+4. 1% more events are landed and the scheduled run runs again: the incremental time, with its ten slowest
+   nodes; then once more with nothing landed, and the audit (`dbt build --selector audit`) once.
+5. Cost follows the batch: beforehand, the same 1% batch lands on a warehouse of a tenth of the events
+   (schemas cdc_small / landing_small of the same session) after its own full build.
+6. The peak resident memory of the driver (JVM high-water mark plus this Python process).
 Results: bench/results/latest.json and bench/results/latest.png (bench/cluster.py: cluster.json and .png).
 """
 
@@ -37,19 +40,24 @@ NATIVE_UNAVAILABLE = {
 
 
 LANDING_CHUNK = 100_000  # messages per landing commit: the driver never holds the whole load in Python
+# The warehouse of BENCH_EVENTS events uses the profile's schemas; the one a tenth of its size, beside it in
+# the same session, its own landing and target schemas.
+SMALL_SCHEMA = "cdc_small"
+SMALL_LANDING_SCHEMA = "landing_small"
 
 
-def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
+def land(spark, events: int, seed: int, first_seq: int, landing_schema: str = "landing") -> dict[str, int]:
     """Append generated messages after the landed offsets of their topics; messages per format. A run
     reads the landing commits since the previous one (README, "Batches"), whatever their ingested_at."""
     import pandas as pd
 
     from bench.generate import messages
-    from cdc_lakehouse.landing_table import LANDING_TABLE
+    from cdc_lakehouse.landing_table import ensure_landing_table
 
+    landing_table = ensure_landing_table(spark, landing_schema)
     next_offset = {
         row.topic: row.last + 1
-        for row in spark.sql(f"select topic, max(kafka_offset) as last from {LANDING_TABLE} group by topic").collect()
+        for row in spark.sql(f"select topic, max(kafka_offset) as last from {landing_table} group by topic").collect()
     }
     counts: dict[str, int] = {}
     rows: list[tuple] = []
@@ -71,7 +79,7 @@ def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
             )
             .write.format("delta")
             .mode("append")
-            .saveAsTable(LANDING_TABLE)
+            .saveAsTable(landing_table)
         )
 
     for source_format, topic, value in messages(events, seed, first_seq):
@@ -87,25 +95,53 @@ def land(spark, events: int, seed: int, first_seq: int) -> dict[str, int]:
     return counts
 
 
-def dbt_invoke(name: str, args: list[str]) -> float:
-    """Time one dbt command; its per-node timings stay in bench/work/<name>_run_results.json."""
-    from dbt.cli.main import dbtRunner
+class Warehouse:
+    """One warehouse's dbt commands, timed; each keeps its run_results.json as bench/work/<name>.json."""
 
-    started = time.perf_counter()
-    result = dbtRunner().invoke([*args, "--project-dir", str(PROJECT_DIR), "--target-path", str(WORK_DIR / "target")])
-    seconds = time.perf_counter() - started
-    if not result.success:
-        failed = [r.node.name for r in (result.result or []) if r.status in ("error", "fail")]
-        raise SystemExit(f"bench: dbt {args[0]} failed: {result.exception or ', '.join(failed)}")
-    shutil.copy(WORK_DIR / "target" / "run_results.json", WORK_DIR / f"{name}_run_results.json")
-    return seconds
+    def __init__(self, schema: str | None = None, landing_schema: str | None = None) -> None:
+        self.schema = schema
+        self.vars = ["--vars", json.dumps({"landing_schema": landing_schema})] if landing_schema else []
+
+    def dbt(self, name: str, args: list[str]) -> dict:
+        from dbt.cli.main import dbtRunner
+
+        if self.schema:
+            os.environ["CDC_SCHEMA"] = self.schema
+        else:
+            os.environ.pop("CDC_SCHEMA", None)
+        target = WORK_DIR / "target"
+        started = time.perf_counter()
+        result = dbtRunner().invoke(
+            [*args, *self.vars, "--project-dir", str(PROJECT_DIR), "--target-path", str(target)]
+        )
+        seconds = time.perf_counter() - started
+        if not result.success:
+            failed = [r.node.name for r in (result.result or []) if r.status in ("error", "fail")]
+            raise SystemExit(f"bench: dbt {' '.join(args)} failed: {result.exception or ', '.join(failed)}")
+        shutil.copy(target / "run_results.json", WORK_DIR / f"{name}.json")
+        nodes = json.loads((target / "run_results.json").read_text())["results"]
+        print(f"bench: {name}: {seconds:.1f} s, {len(nodes)} nodes", flush=True)
+        return {"seconds": seconds, "nodes": nodes}
+
+    def load_seeds(self, name: str) -> float:
+        """What `make seeds` does when a seed changed: the seeds and the table built from them alone."""
+        seeds = self.dbt(f"{name}_seeds", ["seed"])
+        mappings = self.dbt(f"{name}_type_mappings", ["run", "--select", "cdc_type_mappings"])
+        return seeds["seconds"] + mappings["seconds"]
+
+    def scheduled_run(self, name: str) -> dict:
+        """What `make build` runs once the seeds are loaded: one batch (selectors.yml: scheduled)."""
+        return self.dbt(name, ["build", "--selector", "scheduled"])
 
 
-def dbt_build(name: str) -> dict[str, float]:
-    """`dbt build` as its two halves: the data tests read whole tables whatever the batch, the models need not."""
-    models_s = dbt_invoke(f"{name}_models", ["build", "--exclude-resource-type", "test"])
-    tests_s = dbt_invoke(f"{name}_tests", ["test"])
-    return {"models_s": models_s, "tests_s": tests_s}
+def node_seconds(nodes: list[dict], resource_type: str) -> float:
+    """Execution time of the run's nodes of one type, summed over dbt's threads."""
+    return sum(node["execution_time"] for node in nodes if node["unique_id"].split(".")[0] == resource_type)
+
+
+def slowest_nodes(nodes: list[dict], count: int = 10) -> list[dict]:
+    ranked = sorted(nodes, key=lambda node: node["execution_time"], reverse=True)[:count]
+    return [{"node": node["unique_id"].split(".", 2)[2], "s": round(node["execution_time"], 1)} for node in ranked]
 
 
 def timed_noop(spark, sql: str) -> float:
@@ -175,14 +211,15 @@ def chart(results: dict, path: Path) -> None:
     decode_axis.set_title(f"Decode, {results['events']:,} events, {results['cores']} cores")
     decode_axis.legend()
     build = results["build"]
-    runs = ["full", "incremental 1%"]
-    models = [build["full_models_s"], build["incremental_1pct_models_s"]]
-    build_axis.bar(runs, models, label="seeds, models, snapshot")
-    build_axis.bar(runs, [build["full_tests_s"], build["incremental_1pct_tests_s"]], bottom=models, label="data tests")
-    build_axis.set_ylabel("dbt build, s")
-    # Headroom above the taller bar for the legend.
-    build_axis.set_ylim(0, 1.3 * max(build["full_s"], build["incremental_1pct_s"]))
-    build_axis.legend(loc="upper right")
+    runs = {
+        "full": build["full_s"],
+        "1%": build["incremental_1pct_s"],
+        "1% at 1/10\nthe size": build["incremental_1pct_at_100k_s"],
+        "no new\ndata": build["no_new_data_s"],
+        "audit": build["audit_s"],
+    }
+    build_axis.bar(list(runs), list(runs.values()))
+    build_axis.set_ylabel("dbt run, s (wall)")
     build_axis.set_title(f"Build (peak driver RSS {results['peak_rss_mb']} MB)")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
@@ -211,8 +248,21 @@ def main(results_name: str = "latest") -> int:
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism
+    # The batch both warehouses receive: the same 1% of BENCH_EVENTS messages.
+    batch = {"events": events // 100, "seed": seed + 1, "first_seq": events}
+
+    # Cost follows the batch: the same batch on a warehouse a tenth of the size.
+    small = Warehouse(SMALL_SCHEMA, SMALL_LANDING_SCHEMA)
+    land(spark, events // 10, seed, first_seq=0, landing_schema=SMALL_LANDING_SCHEMA)
+    small.load_seeds("small_full")
+    small.scheduled_run("small_full")
+    land(spark, **batch, landing_schema=SMALL_LANDING_SCHEMA)
+    small_incremental = small.scheduled_run("small_incremental")
+
+    warehouse = Warehouse()
     counts = land(spark, events, seed, first_seq=0)
-    full = dbt_build("full")
+    full_seeds_s = warehouse.load_seeds("full")
+    full = warehouse.scheduled_run("full")
     # Generated messages are all valid: a quarantined one means the generator or a model is wrong.
     quarantined = {
         row.source_format: row.messages
@@ -221,8 +271,10 @@ def main(results_name: str = "latest") -> int:
         ).collect()
     }
     decode = decode_figures(spark, counts, cores)
-    land(spark, events // 100, seed + 1, first_seq=events)
-    incremental = dbt_build("incremental")
+    land(spark, **batch)
+    incremental = warehouse.scheduled_run("incremental")
+    no_new_data = warehouse.scheduled_run("no_new_data")
+    audit = warehouse.dbt("audit", ["build", "--selector", "audit"])
     memory = peak_rss_mb(spark)
     results = {
         "events": events,
@@ -231,12 +283,20 @@ def main(results_name: str = "latest") -> int:
         "spark_master": spark.conf.get("spark.master"),
         "decode": decode,
         "build": {
-            "full_s": round(sum(full.values()), 1),
-            "incremental_1pct_s": round(sum(incremental.values()), 1),
-            "full_models_s": round(full["models_s"], 1),
-            "full_tests_s": round(full["tests_s"], 1),
-            "incremental_1pct_models_s": round(incremental["models_s"], 1),
-            "incremental_1pct_tests_s": round(incremental["tests_s"], 1),
+            "full_s": round(full_seeds_s + full["seconds"], 1),
+            "incremental_1pct_s": round(incremental["seconds"], 1),
+            "no_new_data_s": round(no_new_data["seconds"], 1),
+            "incremental_1pct_at_100k_s": round(small_incremental["seconds"], 1),
+            "audit_s": round(audit["seconds"], 1),
+            "full_seeds_s": round(full_seeds_s, 1),
+            "full_models_s": round(node_seconds(full["nodes"], "model") + node_seconds(full["nodes"], "snapshot"), 1),
+            "full_tests_s": round(node_seconds(full["nodes"], "test"), 1),
+            "incremental_1pct_models_s": round(
+                node_seconds(incremental["nodes"], "model") + node_seconds(incremental["nodes"], "snapshot"), 1
+            ),
+            "incremental_1pct_tests_s": round(node_seconds(incremental["nodes"], "test"), 1),
+            "incremental_1pct_slowest_nodes": slowest_nodes(incremental["nodes"]),
+            "no_new_data_slowest_nodes": slowest_nodes(no_new_data["nodes"]),
         },
         "peak_rss_mb": sum(memory.values()),
         "peak_rss_mb_by_process": memory,

@@ -21,13 +21,14 @@ LANDING_COLUMNS = (
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 
 
-def ensure_landing_table(spark: SparkSession) -> None:
+def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> str:
+    """Creates the landing table in this schema (dbt var landing_schema) unless it exists; its name."""
+    table = f"{schema}.cdc_raw"
     columns = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
-    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {LANDING_SCHEMA}")
-    spark.sql(
-        f"CREATE TABLE IF NOT EXISTS {LANDING_TABLE} ({columns}) USING delta TBLPROPERTIES ({CHANGE_DATA_FEED} = true)"
-    )
-    properties = {row.key: row.value for row in spark.sql(f"SHOW TBLPROPERTIES {LANDING_TABLE}").collect()}
+    spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {table} ({columns}) USING delta TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")
+    properties = {row.key: row.value for row in spark.sql(f"SHOW TBLPROPERTIES {table}").collect()}
     if properties.get(CHANGE_DATA_FEED) != "true":
         # A landing table of an earlier release: its commits from now on carry the feed.
-        spark.sql(f"ALTER TABLE {LANDING_TABLE} SET TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")
+        spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")
+    return table
