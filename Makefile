@@ -18,7 +18,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
 	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
-	@echo "make audit        dbt build --selector audit: seeds, reconciliation, whole-table invariants"
+	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
 	@echo "make test-slow    the suites of many dbt runs: Alibaba update pairing on streams, history property"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
@@ -64,7 +64,7 @@ seeds: setup $(SEEDS_LOADED)
 build: seeds
 	$(BIN)/dbt build --selector scheduled
 
-# The daily audit: seeds and their tests, type tables' tests, reconciliation, whole-table history invariants.
+# The daily audit: seeds, and every data test over whole tables (reconciliation and history invariants included).
 audit: setup
 	$(BIN)/dbt build --selector audit
 

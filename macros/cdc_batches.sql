@@ -45,7 +45,12 @@
     {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
     {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
     {%- set state = cdc_read_run_log(exists=true) -%}
-    {%- do state.update({'batch_id': state.batch_id + 1, 'landing_version': landing_version}) -%}
+    {%- do state.update({
+        'invocation_id': invocation_id,
+        'batch_id': state.batch_id + 1,
+        'landing_version': landing_version,
+        'previous_landing_version': state.landing_version
+    }) -%}
     {%- do run_query(
         'insert into ' ~ log ~ '.cdc_batches values ('
         ~ state.batch_id ~ ', ' ~ landing_version ~ ', current_timestamp())'
@@ -75,20 +80,24 @@
 
 
 {#
-    The run log as {batch_id, landing_version, models: {name: {batch_id, landing_version}}}: the newest batch
-    and what each model finished last. Before the first run (no run log): batch 0, the landing table as it is.
+    The run log as {batch_id, landing_version, previous_landing_version, models: {name: {batch_id,
+    landing_version}}}: the newest batch, the landing version of the batch before it, and what each model
+    finished last. Before the first run (no run log): batch 0, the landing table as it is.
 #}
 {% macro cdc_read_run_log(exists=none) %}
-    {%- set state = {'batch_id': 0, 'landing_version': none, 'models': {}} -%}
+    {%- set state = {'batch_id': 0, 'landing_version': none, 'previous_landing_version': none, 'models': {}} -%}
     {%- set log = cdc_run_log() -%}
     {%- if not exists and adapter.get_relation(database=none, schema=log, identifier='cdc_batches') is none -%}
         {{- return(state) -}}
     {%- endif -%}
     {%- set newest = run_query(
-        'select batch_id, landing_version from ' ~ log ~ '.cdc_batches order by batch_id desc limit 1'
-    ) -%}
-    {%- if newest.rows | length > 0 -%}
-        {%- do state.update({'batch_id': newest.rows[0][0], 'landing_version': newest.rows[0][1]}) -%}
+        'select batch_id, landing_version from ' ~ log ~ '.cdc_batches order by batch_id desc limit 2'
+    ).rows -%}
+    {%- if newest | length > 0 -%}
+        {%- do state.update({'batch_id': newest[0][0], 'landing_version': newest[0][1]}) -%}
+    {%- endif -%}
+    {%- if newest | length > 1 -%}
+        {%- do state.update({'previous_landing_version': newest[1][1]}) -%}
     {%- endif -%}
     {%- set finished = run_query(
         'select finished.model_name, finished.batch_id, batches.landing_version from ('
@@ -102,13 +111,19 @@
 {% endmacro %}
 
 
-{# The state the run's start kept, or (outside a run: compile, show) the run log as it is. #}
+{#
+    The state the run's start kept, or (outside a run: test, compile, docs) the run log as it is, read once
+    per dbt invocation and kept like a run's.
+#}
 {% macro cdc_run_state() %}
     {%- set kept = run_query('set ' ~ cdc_batch_state_key()).rows[0][1] -%}
-    {%- if kept == '<undefined>' -%}
-        {{- return(cdc_read_run_log()) -}}
+    {%- if kept != '<undefined>' and fromjson(kept).invocation_id == invocation_id -%}
+        {{- return(fromjson(kept)) -}}
     {%- endif -%}
-    {{- return(fromjson(kept)) -}}
+    {%- set state = cdc_read_run_log() -%}
+    {%- do state.update({'invocation_id': invocation_id}) -%}
+    {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
+    {{- return(state) -}}
 {% endmacro %}
 
 
@@ -119,7 +134,13 @@
 #}
 {% macro cdc_batch() %}
     {%- if not execute -%}
-        {{- return({'batch_id': 0, 'landing_version': none, 'finished_batch_id': none, 'finished_landing_version': none}) -}}
+        {{- return({
+            'batch_id': 0,
+            'landing_version': none,
+            'finished_batch_id': none,
+            'finished_landing_version': none,
+            'nothing_to_read': false
+        }) -}}
     {%- endif -%}
     {%- set state = cdc_run_state() -%}
     {%- set finished = state.models.get(model.name) if is_incremental() else none -%}
@@ -127,8 +148,60 @@
         'batch_id': state.batch_id,
         'landing_version': state.landing_version,
         'finished_batch_id': finished.batch_id if finished else none,
-        'finished_landing_version': finished.landing_version if finished else none
+        'finished_landing_version': finished.landing_version if finished else none,
+        'nothing_to_read': finished is not none and cdc_nothing_to_read(state, graph.nodes[model.unique_id])
     }) -}}
+{% endmacro %}
+
+
+{#
+    Whether an incremental model has nothing to read in this batch, known from the run's state alone (the
+    materialization then runs none of its SQL): it finished a batch, and each of its batch inputs has
+    nothing after that batch. Its batch inputs are the landing table and the nearest incremental models
+    upstream (through ephemeral ones); tables, views and seeds it joins are lookups, not batches. The
+    landing table has nothing after it when no commit landed since; an incremental model when it finished
+    no later batch (so it stamped no row the model has not read) and itself has nothing to read.
+#}
+{% macro cdc_nothing_to_read(state, node) %}
+    {%- set finished = state.models.get(node.name) -%}
+    {%- set inputs = cdc_batch_inputs(node) -%}
+    {%- if flags.FULL_REFRESH or not finished or not inputs -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- for input_id in inputs -%}
+        {%- if input_id.startswith('source.') -%}
+            {%- if finished.landing_version != state.landing_version -%}
+                {{- return(false) -}}
+            {%- endif -%}
+        {%- else -%}
+            {%- set input = graph.nodes[input_id] -%}
+            {%- set input_finished = state.models.get(input.name) -%}
+            {%- if not input_finished or input_finished.batch_id > finished.batch_id
+                or not cdc_nothing_to_read(state, input) -%}
+                {{- return(false) -}}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(true) -}}
+{% endmacro %}
+
+
+{# The batch inputs of a node (unique ids): the sources and incremental models it reads, through ephemeral models. #}
+{% macro cdc_batch_inputs(node) %}
+    {%- set inputs = [] -%}
+    {%- for parent_id in node.depends_on.nodes -%}
+        {%- if parent_id.startswith('source.') -%}
+            {%- do inputs.append(parent_id) -%}
+        {%- elif parent_id.startswith('model.') -%}
+            {%- set parent = graph.nodes[parent_id] -%}
+            {%- if parent.config.materialized == 'incremental' -%}
+                {%- do inputs.append(parent_id) -%}
+            {%- elif parent.config.materialized == 'ephemeral' -%}
+                {%- do inputs.extend(cdc_batch_inputs(parent)) -%}
+            {%- endif -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(inputs | unique | list) -}}
 {% endmacro %}
 
 

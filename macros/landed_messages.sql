@@ -27,7 +27,16 @@
         where raw.source_format in ({{ "'" ~ source_formats | join("', '") ~ "'" }})
     ) as landed
     {% if is_incremental() %}
-        left anti join {{ this }} as staged
+        -- Staged messages at the batch's offsets, found by a semi join so the anti join reads a few rows.
+        left anti join (
+            select stored.topic, stored.kafka_partition, stored.kafka_offset
+            from {{ this }} as stored
+            left semi join {{ cdc_landed_rows(batch) }} as raw
+                on
+                    stored.topic = raw.topic
+                    and stored.kafka_partition = raw.kafka_partition
+                    and stored.kafka_offset = raw.kafka_offset
+        ) as staged
             on
                 landed.topic = staged.topic
                 and landed.kafka_partition = staged.kafka_partition

@@ -8,6 +8,7 @@
     with the message next to them). Which formats wait for what is in the registry (var cdc_formats,
     `waits_for`).
 #}
+{{ config(tags=['audit']) }}
 
 {%- set grouped_staging = cdc_format_traits('staging', waits_for='envelope_group') -%}
 {%- set paired_staging = cdc_format_traits('staging', waits_for='update_pair') -%}

@@ -31,7 +31,26 @@ first_deliveries as (
     select numbered_deliveries.*
     from numbered_deliveries
     where numbered_deliveries.source_position is null or numbered_deliveries.delivery_number = 1
+){% if is_incremental() %},
+
+-- The stored events a delivery of the batch can repeat, found by a semi join on the batch's keys: the
+-- anti joins below then read these few rows, not the whole table.
+known_events as (
+    select stored.event_id
+    from {{ this }} as stored
+    left semi join first_deliveries
+        on stored.event_id = first_deliveries.event_id
+),
+
+known_changes as (
+    select stored.*
+    from {{ this }} as stored
+    left semi join first_deliveries
+        on
+            stored.source_position = first_deliveries.source_position
+            and stored.source_format = first_deliveries.source_format
 )
+{% endif %}
 
 select
     {{ cdc_event_columns() | join(', ') }},
@@ -39,10 +58,10 @@ select
 from first_deliveries
 {% if is_incremental() %}
     -- A message landed again at its offset gives the same event ids as its first delivery.
-    left anti join {{ this }} as known_events
+    left anti join known_events
         on first_deliveries.event_id = known_events.event_id
     -- A change landed again at another offset repeats the position of a known event.
-    left anti join {{ this }} as known_changes
+    left anti join known_changes
         on
             first_deliveries.source_position is not null
             {% for known_expression in source_change_identity('known_changes') -%}

@@ -17,7 +17,24 @@ landed_events as (
     select *
     from {{ ref('int_cdc_events__landed') }}
     where {{ cdc_in_batch(batch) }}
+),
+
+-- The events of the batch cdc_events took (or holds from before), found by a semi join on the batch's
+-- event ids, so the anti joins below read a few rows, not whole tables.
+taken_events as (
+    select events.event_id
+    from {{ ref('cdc_events') }} as events
+    left semi join landed_events
+        on events.event_id = landed_events.event_id
+){% if is_incremental() %},
+
+known_redeliveries as (
+    select stored.event_id
+    from {{ this }} as stored
+    left semi join landed_events
+        on stored.event_id = landed_events.event_id
 )
+{% endif %}
 
 select
     landed_events.event_id,
@@ -34,9 +51,9 @@ select
     landed_events.ingested_at,
     {{ cdc_batch_id(batch) }} as cdc_batch_id
 from landed_events
-left anti join {{ ref('cdc_events') }} as taken_events
+left anti join taken_events
     on landed_events.event_id = taken_events.event_id
 {% if is_incremental() %}
-    left anti join {{ this }} as known_redeliveries
+    left anti join known_redeliveries
         on landed_events.event_id = known_redeliveries.event_id
 {% endif %}

@@ -6,6 +6,7 @@
 
 {# Every key has exactly one open version. #}
 {% test one_open_version_per_key(model) %}
+    {{ config(tags=['audit']) }}
     select
         source_format,
         source_name,
@@ -26,6 +27,7 @@
     (valid_from = valid_to), which the version order still tells apart.
 #}
 {% test contiguous_versions(model) %}
+    {{ config(tags=['audit']) }}
     with
 
     chained as (
@@ -62,6 +64,7 @@
     for some vendors): a finding about the source's clock, so models declare this test with severity warn.
 #}
 {% test versions_run_forward(model) %}
+    {{ config(tags=['audit']) }}
     select
         source_name,
         source_table,
@@ -76,6 +79,7 @@
 
 {# The current-state model holds exactly the open, non-deleted versions of the history model. #}
 {% test current_matches_history(model, history) %}
+    {{ config(tags=['audit']) }}
     with
 
     expected as (

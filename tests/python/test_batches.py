@@ -6,7 +6,11 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
    update of key 1 and the first message of the DRS topic (a format quiet until then);
 3. nothing is landed;
 4. a Canal delete of key 1 is landed and processed, but the run crashes before its end records the batch;
-5. a Canal insert of key 2 is landed; this run reads again what the crashed one wrote.
+5. a Canal insert of key 2 is landed; this run reads again what the crashed one wrote;
+6. a Canal insert of key 3 is landed; a run selects every model but staging (they finish the batch with
+   nothing new), then a run selects only the Canal staging model, which stages the insert;
+7. nothing is landed: the change log models, which finished a batch at this landing version, still read
+   what staging wrote after it.
 A second warehouse (schema cdc_batches_clean) is built once over the same landing: the first must hold the
 same rows. Expected versions are written by hand from Canal's documented fields (es: the source commit time).
 """
@@ -93,6 +97,11 @@ def versions(spark, schema: str = SCHEMA) -> list[tuple]:
     return [tuple(row) for row in rows]
 
 
+def table_versions(spark) -> dict[str, int]:
+    """The newest Delta version of each stored model: a run that writes nothing commits nothing."""
+    return {table: spark.sql(f"describe history {SCHEMA}.{table} limit 1").first().version for table in TABLES}
+
+
 def snapshot(spark) -> dict:
     return {
         "versions": versions(spark),
@@ -107,10 +116,10 @@ def runs(spark, tmp_path_factory) -> dict:
 
     work_dir = tmp_path_factory.mktemp("batches_dbt")
 
-    def run(schema: str = SCHEMA) -> None:
+    def run(schema: str = SCHEMA, models: tuple[str, ...] = MODELS) -> None:
         with pytest.MonkeyPatch.context() as env:
             env.setenv("CDC_SCHEMA", schema)
-            dbt_in_process(spark, work_dir, "run", "--select", *MODELS, dbt_vars=ENABLED)
+            dbt_in_process(spark, work_dir, "run", "--select", *models, dbt_vars=ENABLED)
 
     ensure_landing_table(spark)
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
@@ -139,9 +148,11 @@ def runs(spark, tmp_path_factory) -> dict:
     )
     run()
     states["late"] = snapshot(spark)
+    states["late_versions"] = table_versions(spark)
 
     run()
     states["nothing_new"] = snapshot(spark)
+    states["nothing_new_versions"] = table_versions(spark)
 
     land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(3, "DELETE", 4, {"id": "1", "note": "paid"})])
     run()
@@ -169,6 +180,12 @@ def runs(spark, tmp_path_factory) -> dict:
             """
         ).collect()
     ]
+
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(5, "INSERT", 6, {"id": "3", "note": "staged"})])
+    run(models=("cdc_events", "cdc_redeliveries", "cdc_quarantine", "int_cdc_history__key_steps", "cdc_history"))
+    run(models=("stg_canal_json__messages",))
+    run()
+    states["after_partial_run"] = versions(spark)
     yield states
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -187,6 +204,14 @@ def test_a_format_quiet_until_a_late_commit_reaches_the_history(runs):
 
 def test_a_run_without_new_commits_writes_nothing(runs):
     assert runs["nothing_new"]["rows"] == runs["late"]["rows"]
+    # Its incremental models run no SQL: not even an empty append is committed.
+    assert runs["nothing_new_versions"] == runs["late_versions"]
+
+
+def test_rows_staged_by_a_partial_run_reach_the_history_in_a_run_with_nothing_landed(runs):
+    # Nothing landed since cdc_events last finished a batch, but staging wrote rows after that batch.
+    assert (CANAL_TOPIC, '["3"]', "c", "staged", True, False) in runs["after_partial_run"]
+    assert len(runs["after_partial_run"]) == len(runs["after_crash"]["versions"]) + 1
 
 
 def test_a_run_after_a_crash_reads_the_unfinished_batch_again(runs):

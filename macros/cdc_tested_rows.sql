@@ -1,0 +1,27 @@
+{#
+    The rows a data test reads (README, "Scheduled runs and the audit"). Every test of the project is
+    configured `where: __this_batch__` (dbt_project.yml): it reads, of an incremental model, the rows
+    stamped with the newest batch (the run's own in `dbt build`), and of the landing table the commits of
+    that batch, so a scheduled run tests what it wrote, not whole tables. Tests of other relations, the
+    tests only the audit runs (tag `audit`: the history invariants, the reconciliation) and every test of
+    the audit (selector audit) read every row.
+#}
+{% macro spark__get_where_subquery(relation) -%}
+    {%- if config.get('where') != '__this_batch__' -%}
+        {{- return(dbt.default__get_where_subquery(relation)) -}}
+    {%- endif -%}
+    {%- set tested_id = model.attached_node or (model.depends_on.nodes | first) -%}
+    {%- if 'audit' in model.tags or invocation_args_dict.get('selector') == 'audit' or not tested_id -%}
+        {{- return(relation) -}}
+    {%- elif tested_id.startswith('source.') -%}
+        {%- set state = cdc_run_state() -%}
+        {{- return(cdc_landed_rows({
+            'landing_version': state.landing_version,
+            'finished_landing_version': state.previous_landing_version
+        }) ~ ' as dbt_subquery') -}}
+    {%- elif graph.nodes[tested_id].config.materialized == 'incremental' -%}
+        {%- set batch_id = cdc_run_state().batch_id -%}
+        {{- return('(select * from ' ~ relation ~ ' where cdc_batch_id = ' ~ batch_id ~ ') as dbt_subquery') -}}
+    {%- endif -%}
+    {{- return(relation) -}}
+{%- endmacro %}

@@ -1,0 +1,16 @@
+{#
+    dbt-spark's incremental materialization, except that a model with nothing to read in this batch
+    (cdc_nothing_to_read: no landing commit and no upstream row since the batch it finished) runs its hooks
+    and none of its SQL: a run without new messages costs no query per incremental model.
+#}
+{% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}
+    {%- if not cdc_batch().nothing_to_read -%}
+        {{ return(dbt.materialization_incremental_spark()) }}
+    {%- endif -%}
+    {{ run_hooks(pre_hooks) }}
+    {%- call statement('main') -%}
+        select 'nothing to read in batch {{ cdc_batch().batch_id }}' as status
+    {%- endcall -%}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': [this]}) }}
+{%- endmaterialization %}
