@@ -24,9 +24,12 @@
 {% endmacro %}
 
 
-{# on-run-start: records the batch of this run and keeps the run log's state for the models. #}
+{#
+    on-run-start: records the batch of this run and keeps the run log's state for the models. A run that
+    selects no incremental model (the audit, the seeds' cdc_type_mappings) reads no batch and opens none.
+#}
 {% macro cdc_open_batch() %}
-    {%- if not execute or flags.WHICH not in ('run', 'build') -%}
+    {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}
         {{- return('') -}}
     {%- endif -%}
     {%- set log = cdc_run_log() -%}
@@ -59,9 +62,18 @@
 {% endmacro %}
 
 
+{% macro cdc_selects_incremental_models() %}
+    {%- for unique_id in selected_resources
+        if unique_id in graph.nodes and graph.nodes[unique_id].config.materialized == 'incremental' -%}
+        {{- return(true) -}}
+    {%- endfor -%}
+    {{- return(false) -}}
+{% endmacro %}
+
+
 {# on-run-end: the models that succeeded finished this batch. #}
 {% macro cdc_close_batch(results) %}
-    {%- if not execute or flags.WHICH not in ('run', 'build') -%}
+    {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}
         {{- return('') -}}
     {%- endif -%}
     {%- set batch_id = cdc_run_state().batch_id -%}
