@@ -19,10 +19,15 @@ Results: bench/results/latest.json and bench/results/latest.png (bench/cluster.p
 
 import json
 import os
+import re
 import shutil
 import sys
 import time
 from pathlib import Path
+
+import yaml
+
+from cdc_lakehouse.formats import DBT_PROJECT
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 WORK_DIR = PROJECT_DIR / "bench" / "work"
@@ -156,10 +161,23 @@ def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]
     from cdc_lakehouse.landing_table import LANDING_TABLE
 
     compiled = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
+    registry = yaml.safe_load(DBT_PROJECT.read_text())["vars"]["cdc_formats"]
     figures = {}
     for source_format, messages in counts.items():
-        models = DECODE_MODELS.get(source_format, [f"stg_{source_format}__messages"])
-        seconds = sum(timed_noop(spark, (compiled / source_format / f"{m}.sql").read_text()) for m in models)
+        staging = (registry[source_format] or {}).get("staging", source_format)
+        models = DECODE_MODELS.get(source_format, [f"stg_{staging}__messages"])
+        # A staging model that formats of one shape share reads only this format's messages here.
+        seconds = sum(
+            timed_noop(
+                spark,
+                re.sub(
+                    r"raw\.source_format in \([^)]*\)",
+                    f"raw.source_format in ('{source_format}')",
+                    (compiled / staging / f"{model}.sql").read_text(),
+                ),
+            )
+            for model in models
+        )
         landed = f"select value from {LANDING_TABLE} where source_format = '{source_format}'"
         figure = {"messages": messages, "rows_per_s": round(messages / seconds / cores)}
         if source_format in NATIVE_UNAVAILABLE:
