@@ -232,8 +232,8 @@ def chart(results: dict, path: Path) -> None:
     runs = {
         "full": build["full_s"],
         "1%": build["incremental_1pct_s"],
-        "1% at 1/10\nthe size": build["incremental_1pct_at_100k_s"],
-        "no new\ndata": build["no_new_data_s"],
+        "1% on\n1/10": build["incremental_1pct_at_100k_s"],
+        "nothing\nnew": build["no_new_data_s"],
         "audit": build["audit_s"],
     }
     build_axis.bar(list(runs), list(runs.values()))
