@@ -1,0 +1,59 @@
+"""selectors.yml: a scheduled run leaves out what does not follow its batch; the audit runs every data test."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from conftest import PROJECT_DIR, VENV_BIN
+
+
+@pytest.fixture(scope="module")
+def listed(tmp_path_factory) -> dict[str, dict[str, dict]]:
+    """`dbt ls` (no Spark) of each selector and of the whole project: {selection: {unique_id: node}}."""
+    work = tmp_path_factory.mktemp("selectors")
+    env = {**os.environ, "DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs")}
+
+    def ls(*selection: str) -> dict[str, dict]:
+        result = subprocess.run(
+            [str(VENV_BIN / "dbt"), "ls", "--quiet", "--output", "json", *selection],
+            cwd=PROJECT_DIR,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        nodes = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+        return {node["unique_id"]: node for node in nodes}
+
+    return {"all": ls(), "scheduled": ls("--selector", "scheduled"), "audit": ls("--selector", "audit")}
+
+
+def of_type(nodes: dict[str, dict], resource_type: str) -> set[str]:
+    return {unique_id for unique_id, node in nodes.items() if node["resource_type"] == resource_type}
+
+
+def test_a_scheduled_run_builds_every_model_but_the_one_built_from_seeds(listed):
+    assert of_type(listed["scheduled"], "model") == of_type(listed["all"], "model") - {
+        "model.cdc_lakehouse.cdc_type_mappings"
+    }
+
+
+def test_a_scheduled_run_leaves_out_seeds_unit_tests_and_the_snapshot(listed):
+    for resource_type in ("seed", "unit_test", "snapshot"):
+        assert not of_type(listed["scheduled"], resource_type), resource_type
+
+
+def test_a_scheduled_run_leaves_the_whole_table_checks_to_the_audit(listed):
+    scheduled_tests = of_type(listed["scheduled"], "test")
+    assert "test.cdc_lakehouse.cdc_every_landed_message_is_accounted_for" not in scheduled_tests
+    assert not any("one_open_version_per_key" in test or "contiguous_versions" in test for test in scheduled_tests)
+    assert any(test.startswith("test.cdc_lakehouse.unique_cdc_events_event_id.") for test in scheduled_tests)
+
+
+def test_the_audit_runs_every_data_test_and_the_seeds_but_no_batch(listed):
+    audit = listed["audit"]
+    assert of_type(audit, "test") == of_type(listed["all"], "test")
+    assert of_type(audit, "seed") == of_type(listed["all"], "seed")
+    assert of_type(audit, "model") == {"model.cdc_lakehouse.cdc_type_mappings"}
