@@ -10,7 +10,9 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
 6. a Canal insert of key 3 is landed; a run selects every model but staging (they finish the batch with
    nothing new), then a run selects only the Canal staging model, which stages the insert;
 7. nothing is landed: the change log models, which finished a batch at this landing version, still read
-   what staging wrote after it.
+   what staging wrote after it;
+8. copies of a first-batch event, then of a newest-batch event, are added to cdc_events: the data test of
+   unique event ids, which reads the newest batch, passes on the first and fails on the second.
 A second warehouse (schema cdc_batches_clean) is built once over the same landing: the first must hold the
 same rows. Expected versions are written by hand from Canal's documented fields (es: the source commit time).
 """
@@ -186,6 +188,21 @@ def runs(spark, tmp_path_factory) -> dict:
     run(models=("stg_canal_json__messages",))
     run()
     states["after_partial_run"] = versions(spark)
+
+    def unique_event_ids() -> bool:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", SCHEMA)
+            test = ("test", "--select", "unique_cdc_events_event_id")
+            return dbt_in_process(spark, work_dir, *test, dbt_vars=ENABLED, check=False).success
+
+    # Tests read the newest batch's rows: a copy of an event of the first batch is not theirs, a copy of
+    # one of the newest batch is.
+    events = f"{SCHEMA}.cdc_events"
+    spark.sql(f"insert into {events} select * from {events} where cdc_batch_id = 1 limit 1")
+    states["test_of_a_copy_in_an_old_batch_passes"] = unique_event_ids()
+    newest = spark.sql(f"select max(cdc_batch_id) from {events}").first()[0]
+    spark.sql(f"insert into {events} select * from {events} where cdc_batch_id = {newest} limit 1")
+    states["test_of_a_copy_in_the_newest_batch_passes"] = unique_event_ids()
     yield states
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -212,6 +229,11 @@ def test_rows_staged_by_a_partial_run_reach_the_history_in_a_run_with_nothing_la
     # Nothing landed since cdc_events last finished a batch, but staging wrote rows after that batch.
     assert (CANAL_TOPIC, '["3"]', "c", "staged", True, False) in runs["after_partial_run"]
     assert len(runs["after_partial_run"]) == len(runs["after_crash"]["versions"]) + 1
+
+
+def test_data_tests_read_the_rows_of_the_newest_batch(runs):
+    assert runs["test_of_a_copy_in_an_old_batch_passes"]
+    assert not runs["test_of_a_copy_in_the_newest_batch_passes"]
 
 
 def test_a_run_after_a_crash_reads_the_unfinished_batch_again(runs):
