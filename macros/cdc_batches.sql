@@ -279,3 +279,15 @@
         delete from {{ this }} where cdc_batch_id > {{ batch.finished_batch_id }}
     {%- endif -%}
 {% endmacro %}
+
+
+{#
+    The rows of a stored table that share the key columns with the rows of a batch: a semi join on the
+    batch's keys (Spark broadcasts the batch), so an anti join against them reads a few rows, not the table.
+#}
+{% macro stored_rows_sharing_keys(stored, batch, keys, columns=['*']) -%}
+    select {% for column in columns %}stored.{{ column }}{% if not loop.last %}, {% endif %}{% endfor %}
+    from {{ stored }} as stored
+    left semi join {{ batch }} as batch_keys
+        on {% for key in keys %}{% if not loop.first %} and {% endif %}stored.{{ key }} = batch_keys.{{ key }}{% endfor %}
+{%- endmacro %}

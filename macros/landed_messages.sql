@@ -29,13 +29,8 @@
     {% if is_incremental() %}
         -- Staged messages at the batch's offsets, found by a semi join so the anti join reads a few rows.
         left anti join (
-            select stored.topic, stored.kafka_partition, stored.kafka_offset
-            from {{ this }} as stored
-            left semi join {{ cdc_landed_rows(batch) }} as raw
-                on
-                    stored.topic = raw.topic
-                    and stored.kafka_partition = raw.kafka_partition
-                    and stored.kafka_offset = raw.kafka_offset
+            {%- set offsets = ['topic', 'kafka_partition', 'kafka_offset'] %}
+            {{ stored_rows_sharing_keys(this, cdc_landed_rows(batch), offsets, offsets) }}
         ) as staged
             on
                 landed.topic = staged.topic

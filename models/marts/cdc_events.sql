@@ -36,19 +36,11 @@ first_deliveries as (
 -- The stored events a delivery of the batch can repeat, found by a semi join on the batch's keys: the
 -- anti joins below then read these few rows, not the whole table.
 known_events as (
-    select stored.event_id
-    from {{ this }} as stored
-    left semi join first_deliveries
-        on stored.event_id = first_deliveries.event_id
+    {{ stored_rows_sharing_keys(this, 'first_deliveries', ['event_id'], ['event_id']) }}
 ),
 
 known_changes as (
-    select stored.*
-    from {{ this }} as stored
-    left semi join first_deliveries
-        on
-            stored.source_position = first_deliveries.source_position
-            and stored.source_format = first_deliveries.source_format
+    {{ stored_rows_sharing_keys(this, 'first_deliveries', ['source_position', 'source_format']) }}
 )
 {% endif %}
 

@@ -22,17 +22,11 @@ landed_events as (
 -- The events of the batch cdc_events took (or holds from before), found by a semi join on the batch's
 -- event ids, so the anti joins below read a few rows, not whole tables.
 taken_events as (
-    select events.event_id
-    from {{ ref('cdc_events') }} as events
-    left semi join landed_events
-        on events.event_id = landed_events.event_id
+    {{ stored_rows_sharing_keys(ref('cdc_events'), 'landed_events', ['event_id'], ['event_id']) }}
 ){% if is_incremental() %},
 
 known_redeliveries as (
-    select stored.event_id
-    from {{ this }} as stored
-    left semi join landed_events
-        on stored.event_id = landed_events.event_id
+    {{ stored_rows_sharing_keys(this, 'landed_events', ['event_id'], ['event_id']) }}
 )
 {% endif %}
 
