@@ -266,7 +266,10 @@
 {#
     pre-hook of every model: an incremental model that did not finish the previous batch may hold rows of a
     batch it never finished (its run crashed before the run's end recorded it); they are deleted, so the
-    model reads those batches again from scratch.
+    model reads those batches again from scratch. A merge model keeps them: deleting a row the crashed run
+    updated would lose what it held before, and the next merge rewrites it from the same events
+    (cdc_history rebuilds every chain the batches touch, cdc_observed_column_types takes its mins and maxes
+    again). Before a model finished any batch it reads everything, so it starts empty.
 #}
 {% macro cdc_forget_unfinished_batches() %}
     {%- if not execute or not is_incremental() -%}
@@ -275,7 +278,7 @@
     {%- set batch = cdc_batch() -%}
     {%- if batch.finished_batch_id is none -%}
         delete from {{ this }}
-    {%- elif batch.finished_batch_id < batch.batch_id - 1 -%}
+    {%- elif batch.finished_batch_id < batch.batch_id - 1 and config.get('incremental_strategy') != 'merge' -%}
         delete from {{ this }} where cdc_batch_id > {{ batch.finished_batch_id }}
     {%- endif -%}
 {% endmacro %}

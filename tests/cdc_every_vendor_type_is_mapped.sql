@@ -11,6 +11,6 @@ select
     type_family,
     vendor_type_text,
     lookup_key,
-    column_occurrences
+    source_columns
 from {{ ref('cdc_vendor_types') }}
 where parse_rule is null

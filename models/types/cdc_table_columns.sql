@@ -1,46 +1,47 @@
+{{ config(materialized='view') }}
+
 {#
     The typed columns of every source table: one row per (source_format, source_database,
     source_schema, source_table, column_name) seen in cdc_events.column_types, with the vendor type of
     its latest event (a DDL that changes a type wins from then on), the Spark type and parse rule of
     that type, and its position (order of first appearance, then name). Columns added by DDL appear
-    when their first event does. The typed-table macros read it at compile time.
+    when their first event does. The typed-table macros read it at compile time. A view over the
+    observed column types: it follows the type seeds as they are.
 #}
 with
 
-column_events as (
+column_types as (
     select
-        events.source_format,
-        events.source_db_type,
-        events.source_database,
-        events.source_schema,
-        events.source_table,
-        column_type.column_name,
-        column_type.vendor_type_text,
-        events.ingested_at,
+        observed.source_format,
+        observed.source_db_type,
+        observed.source_database,
+        observed.source_schema,
+        observed.source_table,
+        observed.column_name,
+        observed.vendor_type_text,
         row_number() over (
             partition by
-                events.source_format, events.source_database, events.source_schema, events.source_table,
-                column_type.column_name
-            order by events.event_order desc, events.event_id desc
+                observed.source_format, observed.source_database, observed.source_schema, observed.source_table,
+                observed.column_name
+            order by observed.last_event desc
         ) as recency,
-        min(struct(events.event_order, events.event_id)) over (
+        min(observed.first_event) over (
             partition by
-                events.source_format, events.source_database, events.source_schema, events.source_table,
-                column_type.column_name
+                observed.source_format, observed.source_database, observed.source_schema, observed.source_table,
+                observed.column_name
         ) as first_seen,
-        max(events.ingested_at) over (
+        max(observed.last_ingested_at) over (
             partition by
-                events.source_format, events.source_database, events.source_schema, events.source_table,
-                column_type.column_name
+                observed.source_format, observed.source_database, observed.source_schema, observed.source_table,
+                observed.column_name
         ) as last_seen_at
-    from {{ ref('cdc_events') }} as events
-        lateral view explode(events.column_types) column_type as column_name, vendor_type_text
-    where events.source_table is not null
+    from {{ ref('cdc_observed_column_types') }} as observed
+    where observed.source_table is not null
 ),
 
 latest_types as (
     select *
-    from column_events
+    from column_types
     where recency = 1
 )
 

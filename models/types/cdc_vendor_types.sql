@@ -1,19 +1,21 @@
+{{ config(materialized='view') }}
+
 {#
     Every vendor type text seen in cdc_events.column_types, per (source_format, source_db_type), with
     its type family, normalized form and mapping. A null parse_rule means no mapping: the test
-    cdc_every_vendor_type_is_mapped fails on it.
+    cdc_every_vendor_type_is_mapped warns of it. A view over the observed column types: it follows the
+    type seeds as they are.
 #}
 with
 
 observed as (
     select
-        events.source_format,
-        events.source_db_type,
-        column_type.vendor_type_text,
-        count(*) as column_occurrences
-    from {{ ref('cdc_events') }} as events
-        lateral view explode(events.column_types) column_type as column_name, vendor_type_text
-    group by events.source_format, events.source_db_type, column_type.vendor_type_text
+        source_format,
+        source_db_type,
+        vendor_type_text,
+        count(*) as source_columns
+    from {{ ref('cdc_observed_column_types') }}
+    group by source_format, source_db_type, vendor_type_text
 ),
 
 families as (
@@ -80,7 +82,7 @@ select
     {{ cdc_resolved_spark_type('candidates.spark_type', 'candidates.parse_rule', 'normalized.normalized_type.params') }}
         as spark_type,
     candidates.parse_rule,
-    normalized.column_occurrences
+    normalized.source_columns
 from normalized
 left join candidates
     on

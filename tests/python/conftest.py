@@ -49,6 +49,8 @@ class Warehouse:
     """An embedded dbt warehouse in a temporary folder, driven through the real commands."""
 
     root: Path
+    # The output of the build that built it, for tests of what dbt reported.
+    build_output: str = ""
 
     @property
     def env(self) -> dict[str, str]:
@@ -349,5 +351,7 @@ def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
         )
     )
     # Every landed byte builds: vendor findings (an unmapped type of own_schema_evolution.jsonl) only warn.
-    assert_succeeded(warehouse.dbt("build"))
+    build = warehouse.dbt("build")
+    assert_succeeded(build)
+    warehouse.build_output = build.stdout
     yield warehouse

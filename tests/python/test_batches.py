@@ -26,7 +26,7 @@ from conftest import dbt_in_process
 SCHEMA = "cdc_batches_test"
 CLEAN_SCHEMA = "cdc_batches_clean"
 ENABLED = {"cdc_enabled_formats": ["canal_json", "huawei_drs_json"]}
-MODELS = ("+cdc_history", "+cdc_redeliveries", "+cdc_quarantine")
+MODELS = ("+cdc_history", "+cdc_redeliveries", "+cdc_quarantine", "+cdc_observed_column_types")
 CANAL_TOPIC = "canal_json.batches"
 DRS_TOPIC = "huawei_drs_json.batches"
 OLD_INGESTED_AT = datetime(2000, 1, 1, tzinfo=UTC)
@@ -39,6 +39,7 @@ TABLES = {
     "cdc_quarantine": "topic, kafka_partition, kafka_offset",
     "int_cdc_history__key_steps": "event_id, step_kind",
     "cdc_history": "scd_id",
+    "cdc_observed_column_types": "column_type_key",
 }
 
 
@@ -75,11 +76,12 @@ def land_late(spark, rows: list[tuple[str, str, int, bytes]]) -> None:
 def table_rows(spark, schema: str, table: str) -> list[tuple]:
     """A table's rows of this test's topics, without the batch that wrote them, in key order."""
     columns = [name for name in spark.table(f"{schema}.{table}").columns if name != "cdc_batch_id"]
-    topic_filter = (
-        f"topic in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
-        if "topic" in columns
-        else f"source_name in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
-    )
+    if "topic" in columns:
+        topic_filter = f"topic in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
+    elif "source_name" in columns:
+        topic_filter = f"source_name in ('{CANAL_TOPIC}', '{DRS_TOPIC}')"
+    else:
+        topic_filter = "true"
     rows = spark.sql(
         f"select {', '.join(f'to_json(struct({name}))' for name in columns)} from {schema}.{table}"
         f" where {topic_filter} order by {TABLES[table]}"
@@ -102,6 +104,21 @@ def versions(spark, schema: str = SCHEMA) -> list[tuple]:
 def table_versions(spark) -> dict[str, int]:
     """The newest Delta version of each stored model: a run that writes nothing commits nothing."""
     return {table: spark.sql(f"describe history {SCHEMA}.{table} limit 1").first().version for table in TABLES}
+
+
+def column_types(spark) -> list[tuple]:
+    """Each observed column type, with the operation of the first and of the last event that carried it."""
+    rows = spark.sql(
+        f"""
+        select observed.source_format, observed.column_name, observed.vendor_type_text, first.op, last.op,
+            observed.last_ingested_at = (select max(ingested_at) from {SCHEMA}.cdc_events) as landed_last
+        from {SCHEMA}.cdc_observed_column_types as observed
+        inner join {SCHEMA}.cdc_events as first on observed.first_event.event_id = first.event_id
+        inner join {SCHEMA}.cdc_events as last on observed.last_event.event_id = last.event_id
+        order by observed.source_format, observed.column_name
+        """
+    ).collect()
+    return [tuple(row) for row in rows]
 
 
 def snapshot(spark) -> dict:
@@ -151,6 +168,7 @@ def runs(spark, tmp_path_factory) -> dict:
     run()
     states["late"] = snapshot(spark)
     states["late_versions"] = table_versions(spark)
+    states["late_column_types"] = column_types(spark)
 
     run()
     states["nothing_new"] = snapshot(spark)
@@ -215,6 +233,17 @@ def test_a_late_commit_with_old_timestamps_is_processed_by_the_next_run(runs):
     ]
 
 
+def test_column_types_follow_the_event_order_not_the_landing_order(runs):
+    # The late commit's update comes after the insert in Canal's order (es), though it landed with an older
+    # ingested_at; the first landing holds the latest ingested_at of each Canal column.
+    assert runs["late_column_types"] == [
+        ("canal_json", "id", "int(11)", "c", "u", True),
+        ("canal_json", "note", "varchar(20)", "c", "u", True),
+        ("huawei_drs_json", "id", "int(11)", "c", "c", False),
+        ("huawei_drs_json", "note", "varchar(20)", "c", "c", False),
+    ]
+
+
 def test_a_format_quiet_until_a_late_commit_reaches_the_history(runs):
     assert runs["late"]["versions"][2:] == [(DRS_TOPIC, '["7"]', "c", "drs", True, False)]
 
@@ -253,5 +282,5 @@ def test_crash_then_rerun_leaves_the_same_tables_as_one_clean_run(runs):
 
 
 def test_the_run_log_records_each_batch_and_the_models_that_finished_it(runs):
-    # Seven incremental models per finished batch; batch 4 crashed before its end.
-    assert runs["batches"] == [(1, 7), (2, 7), (3, 7), (4, 0), (5, 7)]
+    # Eight incremental models per finished batch; batch 4 crashed before its end.
+    assert runs["batches"] == [(1, 8), (2, 8), (3, 8), (4, 0), (5, 8)]

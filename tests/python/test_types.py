@@ -120,14 +120,16 @@ def test_tinyint1_var_turns_boolean_off(spark, dbt_work_dir):
     assert rows == [{"lookup_key": "tinyint"}]
 
 
-def test_sample_vendor_types_resolve_to_these_mappings(spark, built_warehouse):
-    rows = (
-        spark.read.format("delta")
-        .load(built_warehouse.table_path("cdc", "cdc_vendor_types"))
-        .select("source_format", "vendor_type_text", "type_family", "spark_type", "parse_rule")
-        .collect()
+def test_sample_vendor_types_resolve_to_these_mappings(built_warehouse):
+    rows = dbt_show(
+        built_warehouse,
+        "select source_format, vendor_type_text, type_family, spark_type, parse_rule"
+        " from {{ ref('cdc_vendor_types') }}",
+        limit=1000,
     )
-    resolved = {(r.source_format, r.vendor_type_text): (r.type_family, r.spark_type, r.parse_rule) for r in rows}
+    resolved = {
+        (r["source_format"], r["vendor_type_text"]): (r["type_family"], r["spark_type"], r["parse_rule"]) for r in rows
+    }
     assert resolved[("huawei_drs_json", "timestamp")] == ("mysql", "timestamp", "epoch_seconds_fraction")
     assert resolved[("huawei_drs_json", "varbinary")] == ("mysql", "binary", "java_byte_list")
     assert resolved[("huawei_drs_json", "decimal")] == ("mysql", "decimal(38,10)", "decimal_from_params")
@@ -221,10 +223,13 @@ def scaffold_project(tmp_path_factory, built_warehouse) -> Path:
 
 
 def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
-    # own_schema_evolution.jsonl brings the one type no seed maps; every other vendor type is mapped.
-    result = built_warehouse.dbt("test", "--select", "cdc_every_vendor_type_is_mapped")
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert "Got 1 result, configured to warn" in result.stdout, result.stdout[-3000:]
+    # own_schema_evolution.jsonl brings the one type no seed maps; every other vendor type is mapped. The
+    # build that built the warehouse succeeded (the fixture checks it) and warned of it.
+    assert re.search(
+        r"Warning in test cdc_every_vendor_type_is_mapped\b.*?Got 1 result, configured to warn",
+        built_warehouse.build_output,
+        re.S,
+    ), built_warehouse.build_output[-3000:]
 
 
 def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse, scaffold_project):
