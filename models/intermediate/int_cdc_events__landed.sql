@@ -1,8 +1,18 @@
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='append',
+        on_schema_change='fail'
+    )
+}}
+
 {#
     The change events of every source format, with their deterministic event_id and their source stream,
-    and the batch that staged them (cdc_batch_id). The registered source formats (var
-    cdc_formats) contribute their events models int_<e>__events.
+    as the batch's staged messages give them. The registered source formats (var cdc_formats) contribute
+    their events models int_<e>__events. Stored, not ephemeral: cdc_events and cdc_redeliveries both read
+    it, and the nine formats' SQL runs once per batch.
 #}
+{%- set batch = cdc_batch() -%}
 {%- set format_events = [] -%}
 {%- for events_name in cdc_format_traits('events') -%}
     {%- do format_events.append(ref('int_' ~ events_name ~ '__events')) -%}
@@ -33,9 +43,9 @@ format_events as (
             event_order,
             source_position,
             ddl_sql,
-            ingested_at,
-            cdc_batch_id
+            ingested_at
         from {{ events }}
+        where {{ cdc_in_batch(batch) }}
         {% if not loop.last %}union all{% endif %}
     {% endfor %}
 ),
@@ -90,5 +100,5 @@ select
     sourced_events.source_position,
     sourced_events.ddl_sql,
     sourced_events.ingested_at,
-    sourced_events.cdc_batch_id
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from sourced_events

@@ -34,6 +34,7 @@ OLD_INGESTED_AT = datetime(2000, 1, 1, tzinfo=UTC)
 TABLES = {
     "stg_canal_json__messages": "topic, kafka_partition, kafka_offset",
     "stg_huawei_drs__messages": "topic, kafka_partition, kafka_offset",
+    "int_cdc_events__landed": "event_id",
     "cdc_events": "event_id",
     "cdc_redeliveries": "event_id",
     "cdc_quarantine": "topic, kafka_partition, kafka_offset",
@@ -202,7 +203,16 @@ def runs(spark, tmp_path_factory) -> dict:
     ]
 
     land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(5, "INSERT", 6, {"id": "3", "note": "staged"})])
-    run(models=("cdc_events", "cdc_redeliveries", "cdc_quarantine", "int_cdc_history__key_steps", "cdc_history"))
+    run(
+        models=(
+            "int_cdc_events__landed",
+            "cdc_events",
+            "cdc_redeliveries",
+            "cdc_quarantine",
+            "int_cdc_history__key_steps",
+            "cdc_history",
+        )
+    )
     run(models=("stg_canal_json__messages",))
     run()
     states["after_partial_run"] = versions(spark)
@@ -282,5 +292,5 @@ def test_crash_then_rerun_leaves_the_same_tables_as_one_clean_run(runs):
 
 
 def test_the_run_log_records_each_batch_and_the_models_that_finished_it(runs):
-    # Eight incremental models per finished batch; batch 4 crashed before its end.
-    assert runs["batches"] == [(1, 8), (2, 8), (3, 8), (4, 0), (5, 8)]
+    # Nine incremental models per finished batch; batch 4 crashed before its end.
+    assert runs["batches"] == [(1, 9), (2, 9), (3, 9), (4, 0), (5, 9)]
