@@ -13,7 +13,13 @@ from conftest import dbt_in_process
 SCHEMA = "history_test"
 
 # The models every change passes through on its way to the history; cdc_current is their view.
-COMMON_PATH_TABLES = ("cdc_events", "int_cdc_history__key_steps", "cdc_history", "cdc_redeliveries")
+COMMON_PATH_TABLES = (
+    "int_cdc_events__landed",
+    "cdc_events",
+    "int_cdc_history__key_steps",
+    "cdc_history",
+    "cdc_redeliveries",
+)
 # The stored models of each format between the landing table and cdc_events.
 FORMAT_PATH_TABLES = {
     "huawei_drs_json": ("stg_huawei_drs__messages",),
