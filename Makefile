@@ -1,6 +1,7 @@
 # make run   : set up from nothing, land the sample data, dbt build, show the result tables
-# make test  : what CI runs (.ci/run): ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor
-#              examples in a temporary warehouse and runs `dbt build` (models and every dbt test) on them
+# make test  : ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor examples in a temporary
+#              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it,
+#              then make test-slow.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -19,8 +20,8 @@ help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
 	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
-	@echo "make test         lint + pytest + dbt build/test on the sample data (what CI runs)"
-	@echo "make test-slow    the suites of many dbt runs: Alibaba update pairing on streams, history property"
+	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
+	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -82,7 +83,8 @@ lint: setup
 test-python: setup
 	$(BIN)/pytest -q --durations=15
 
-# Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes.
+# Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
+# CI runs them after make test.
 test-slow: setup
 	$(BIN)/pytest -q -m slow --durations=10
 

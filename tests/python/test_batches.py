@@ -23,6 +23,9 @@ from datetime import UTC, datetime
 import pytest
 from conftest import dbt_in_process
 
+# Many dbt runs on one warehouse: make test-slow, beside make test in CI.
+pytestmark = pytest.mark.slow
+
 SCHEMA = "cdc_batches_test"
 CLEAN_SCHEMA = "cdc_batches_clean"
 ENABLED = {"cdc_enabled_formats": ["canal_json", "huawei_drs_json"]}

@@ -4,6 +4,9 @@ the DAG, and their landed messages stay in landing, neither events nor quarantin
 import pytest
 from conftest import VENDOR_EXAMPLES, dbt_in_process
 
+# Many dbt runs on one warehouse: make test-slow, beside make test in CI.
+pytestmark = pytest.mark.slow
+
 SCHEMA = "enabled_formats_test"
 ONLY_CANAL = {"cdc_enabled_formats": ["canal_json"]}
 CANAL_TOPIC = "canal_json.enabled"

@@ -9,6 +9,9 @@ session, in their own schema; each run reads the landing commits since the previ
 import pytest
 from conftest import VENDOR_EXAMPLES, dbt_in_process, dts_envelope, dts_heartbeat_entries, dts_split
 
+# Many dbt runs on one warehouse: make test-slow, beside make test in CI.
+pytestmark = pytest.mark.slow
+
 SCHEMA = "cdc_incremental"
 DTS_TOPIC = "tencent_dts_protobuf.incremental"
 DTS_GAPS_TOPIC = "tencent_dts_protobuf.incremental_gaps"
