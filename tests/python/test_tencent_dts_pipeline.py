@@ -37,6 +37,16 @@ def test_a_group_with_a_missing_part_is_quarantined_whole(spark, built_warehouse
     assert quarantined_by_topic(spark, built_warehouse, "split_missing_part") == [(0, reason), (1, reason)]
 
 
+def test_only_a_quarantined_group_keeps_its_bytes_in_staging(spark, built_warehouse):
+    # The bytes of a decoded group stay in landing only; a quarantined group's go on to the quarantine.
+    entries = read_table(spark, built_warehouse, "stg_tencent_dts_protobuf__entries").where(
+        "topic = 'tencent_dts_protobuf.split_missing_part'"
+    )
+    parts = {group.kafka_offset: group.parts for group in entries.collect()}
+    assert parts[2] is None
+    assert [(part.kafka_offset, len(part.value) > 0) for part in parts[0]] == [(0, True), (1, True)]
+
+
 def test_repeated_and_out_of_order_parts_quarantine_the_group(spark, built_warehouse):
     reason = "Envelope parts repeated, missing or out of order"
     assert events_by_topic(spark, built_warehouse, "split_repeated_part") == []

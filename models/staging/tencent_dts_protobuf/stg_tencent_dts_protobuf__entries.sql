@@ -266,34 +266,50 @@ decoded as (
         -- Only complete, valid groups carry data; the UDF sees null for the rest.
         cdc_dts_decode(joined.entries_data) as entries
     from joined
+),
+
+reasoned as (
+    select
+        decoded.source_format,
+        decoded.topic,
+        decoded.kafka_partition,
+        coalesce(decoded.group_offset, decoded.parts[0].kafka_offset) as kafka_offset,
+        transform(decoded.parts, part -> part.kafka_offset) as part_offsets,
+        decoded.ingested_at,
+        {{ cdc_batch_id(cdc_batch()) }} as cdc_batch_id,
+        decoded.entries.events,
+        coalesce(
+            decoded.group_error,
+            if(decoded.is_complete, null, 'Envelope group ended before its last part'),
+            decoded.entries.error,
+            concat(
+                'unknown message or DML type: ',
+                filter(
+                    decoded.entries.events,
+                    event -> event.message_type like 'UNKNOWN%' or event.dml_type like 'UNKNOWN%'
+                )[0].message_type
+            ),
+            -- DTS numbers every entry; a change without its number (0: absent) has no place in the order.
+            if(
+                exists(decoded.entries.events, event -> event.message_type in ('DML', 'DDL') and event.seq_id = '0'),
+                'DML or DDL entry without a sequence number (seqId)',
+                null
+            )
+        ) as quarantine_reason,
+        decoded.parts
+    from decoded
 )
 
 select
-    decoded.source_format,
-    decoded.topic,
-    decoded.kafka_partition,
-    coalesce(decoded.group_offset, decoded.parts[0].kafka_offset) as kafka_offset,
-    transform(decoded.parts, part -> part.kafka_offset) as part_offsets,
-    decoded.ingested_at,
-    {{ cdc_batch_id(cdc_batch()) }} as cdc_batch_id,
-    decoded.entries.events,
-    coalesce(
-        decoded.group_error,
-        if(decoded.is_complete, null, 'Envelope group ended before its last part'),
-        decoded.entries.error,
-        concat(
-            'unknown message or DML type: ',
-            filter(
-                decoded.entries.events,
-                event -> event.message_type like 'UNKNOWN%' or event.dml_type like 'UNKNOWN%'
-            )[0].message_type
-        ),
-        -- DTS numbers every entry; a change without its number (0: absent) has no place in the order.
-        if(
-            exists(decoded.entries.events, event -> event.message_type in ('DML', 'DDL') and event.seq_id = '0'),
-            'DML or DDL entry without a sequence number (seqId)',
-            null
-        )
-    ) as quarantine_reason,
-    decoded.parts
-from decoded
+    reasoned.source_format,
+    reasoned.topic,
+    reasoned.kafka_partition,
+    reasoned.kafka_offset,
+    reasoned.part_offsets,
+    reasoned.ingested_at,
+    reasoned.cdc_batch_id,
+    reasoned.events,
+    reasoned.quarantine_reason,
+    -- The parts' bytes are kept for the quarantine only: a decoded group's bytes are in landing.
+    if(reasoned.quarantine_reason is null, null, reasoned.parts) as parts
+from reasoned
