@@ -50,6 +50,7 @@
     {%- set state = cdc_read_run_log(exists=true) -%}
     {%- do state.update({
         'invocation_id': invocation_id,
+        'opened': true,
         'batch_id': state.batch_id + 1,
         'landing_version': landing_version,
         'previous_landing_version': state.landing_version
@@ -124,8 +125,8 @@
 
 
 {#
-    The state the run's start kept, or (outside a run: test, compile, docs) the run log as it is, read once
-    per dbt invocation and kept like a run's.
+    The state the run's start kept (with `opened`: this invocation opened its batch), or (outside a run:
+    test, compile, docs) the run log as it is, read once per dbt invocation and kept like a run's.
 #}
 {% macro cdc_run_state() %}
     {%- set kept = run_query('set ' ~ cdc_batch_state_key()).rows[0][1] -%}

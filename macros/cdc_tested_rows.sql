@@ -4,7 +4,9 @@
     stamped with the newest batch (the run's own in `dbt build`), and of the landing table the commits of
     that batch, so a scheduled run tests what it wrote, not whole tables. Tests of other relations, the
     tests only the audit runs (tag `audit`: the history invariants, the reconciliation) and every test of
-    the audit (selector audit) read every row.
+    the audit (selector audit) read every row. In the run that opened the batch, a model that had nothing
+    to read wrote no row of it: its tests read an empty relation (Spark plans no scan, not even of the
+    other side of a relationships test).
 #}
 {% macro spark__get_where_subquery(relation) -%}
     {%- if config.get('where') != '__this_batch__' -%}
@@ -20,8 +22,10 @@
             'finished_landing_version': state.previous_landing_version
         }) ~ ' as dbt_subquery') -}}
     {%- elif graph.nodes[tested_id].config.materialized == 'incremental' -%}
-        {%- set batch_id = cdc_run_state().batch_id -%}
-        {{- return('(select * from ' ~ relation ~ ' where cdc_batch_id = ' ~ batch_id ~ ') as dbt_subquery') -}}
+        {%- set state = cdc_run_state() -%}
+        {%- set batch_rows = 'false' if state.get('opened') and cdc_nothing_to_read(state, graph.nodes[tested_id])
+            else 'cdc_batch_id = ' ~ state.batch_id -%}
+        {{- return('(select * from ' ~ relation ~ ' where ' ~ batch_rows ~ ') as dbt_subquery') -}}
     {%- endif -%}
     {{- return(relation) -}}
 {%- endmacro %}

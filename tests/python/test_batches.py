@@ -4,7 +4,8 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
 1. a Canal insert of key 1 is landed;
 2. a late commit: another writer commits, with ingested_at years older than the first landing, a Canal
    update of key 1 and the first message of the DRS topic (a format quiet until then);
-3. nothing is landed;
+3. nothing is landed (runs 2 and 3 are builds: the data tests of cdc_events read its rows of the batch,
+   then none, as it had nothing to read);
 4. a Canal delete of key 1 is landed and processed, but the run crashes before its end records the batch;
 5. a Canal insert of key 2 is landed; this run reads again what the crashed one wrote;
 6. a Canal insert of key 3 is landed; a run selects every model but staging (they finish the batch with
@@ -18,6 +19,7 @@ same rows. Expected versions are written by hand from Canal's documented fields 
 """
 
 import json
+import re
 from datetime import UTC, datetime
 
 import pytest
@@ -139,10 +141,18 @@ def runs(spark, tmp_path_factory) -> dict:
 
     work_dir = tmp_path_factory.mktemp("batches_dbt")
 
-    def run(schema: str = SCHEMA, models: tuple[str, ...] = MODELS) -> None:
+    def run(schema: str = SCHEMA, models: tuple[str, ...] = MODELS, command: str = "run") -> dict[str, str]:
+        """Runs the models; for a build, returns the rows each data test of cdc_events read (its where)."""
         with pytest.MonkeyPatch.context() as env:
             env.setenv("CDC_SCHEMA", schema)
-            dbt_in_process(spark, work_dir, "run", "--select", *models, dbt_vars=ENABLED)
+            # Cautious: only the tests of selected models (not of cdc_current, a view no run here builds).
+            selection = ("--select", *models, "--indirect-selection", "cautious")
+            result = dbt_in_process(spark, work_dir, command, *selection, dbt_vars=ENABLED)
+        return {
+            done.node.name: re.search(r"from \(select \* from (.*?)\) as dbt_subquery", done.node.compiled_code)[1]
+            for done in result.result.results
+            if done.node.resource_type == "test" and done.node.name.endswith("cdc_events_event_id")
+        }
 
     ensure_landing_table(spark)
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
@@ -169,12 +179,12 @@ def runs(spark, tmp_path_factory) -> dict:
             ("huawei_drs_json", DRS_TOPIC, 0, row_change(70, "INSERT", 3, {"id": "7", "note": "drs"})),
         ],
     )
-    run()
+    states["late_tested_rows"] = run(command="build")
     states["late"] = snapshot(spark)
     states["late_versions"] = table_versions(spark)
     states["late_column_types"] = column_types(spark)
 
-    run()
+    states["nothing_new_tested_rows"] = run(command="build")
     states["nothing_new"] = snapshot(spark)
     states["nothing_new_versions"] = table_versions(spark)
 
@@ -265,6 +275,11 @@ def test_a_run_without_new_commits_writes_nothing(runs):
     assert runs["nothing_new"]["rows"] == runs["late"]["rows"]
     # Its incremental models run no SQL: not even an empty append is committed.
     assert runs["nothing_new_versions"] == runs["late_versions"]
+
+
+def test_a_build_tests_the_rows_of_its_batch_and_nothing_where_a_model_had_nothing_to_read(runs):
+    assert runs["late_tested_rows"] == {"unique_cdc_events_event_id": f"{SCHEMA}.cdc_events where cdc_batch_id = 2"}
+    assert runs["nothing_new_tested_rows"] == {"unique_cdc_events_event_id": f"{SCHEMA}.cdc_events where false"}
 
 
 def test_rows_staged_by_a_partial_run_reach_the_history_in_a_run_with_nothing_landed(runs):
