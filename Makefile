@@ -8,13 +8,14 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-DELTA_JARS := jars/lib/.fetched
+SPARK_JARS := jars/lib/.fetched
+KAFKA_BROKER_JARS := jars/kafka-broker/lib/.fetched
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars sample-data land seeds build audit run test test-python lint test-slow test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars kafka-broker sample-data land seeds build audit run test test-python lint test-slow test-kafka test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
@@ -22,6 +23,7 @@ help:
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property"
+	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -36,13 +38,20 @@ $(BIN)/dbt: pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]' --config-settings editable_mode=compat
 	touch $@
 
-$(DELTA_JARS): jars/pom.xml
-	cd jars && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime -DincludeGroupIds=io.delta
+$(SPARK_JARS): jars/pom.xml
+	cd jars && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime -DincludeGroupIds=io.delta,org.apache.spark,org.apache.kafka,org.apache.commons
 	touch $@
 
-setup: $(BIN)/dbt $(DELTA_JARS)
+setup: $(BIN)/dbt $(SPARK_JARS)
 
-jars: $(DELTA_JARS)
+jars: $(SPARK_JARS)
+
+# A Kafka broker for make test-kafka only: the project itself reads Kafka through Spark's connector.
+$(KAFKA_BROKER_JARS): jars/kafka-broker/pom.xml
+	cd jars/kafka-broker && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime
+	touch $@
+
+kafka-broker: $(KAFKA_BROKER_JARS)
 
 sample-data: setup
 	$(BIN)/python sample_data/generate.py
@@ -90,6 +99,10 @@ test-slow: setup
 
 test-cluster: setup
 	$(BIN)/pytest -q -m cluster
+
+# cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
+test-kafka: setup kafka-broker
+	$(BIN)/pytest -q -m kafka --durations=10
 
 # make test-slow draws one change stream per format (4 formats); this draws 20 per format (about an hour on 2 cores).
 test-history-property: setup

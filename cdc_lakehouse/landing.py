@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
-from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE
+from cdc_lakehouse.landing_table import LANDING_TABLE, land_new_messages
 
 
 class LandingError(Exception):
@@ -120,24 +120,8 @@ def land_topics(spark, batches: list[TopicMessages]) -> int:
         # A file carries no producer timestamp: unknown rather than invented.
         .withColumn("kafka_timestamp", F.lit(None).cast("timestamp"))
         .withColumn("ingested_at", F.current_timestamp())
-        .select(*(name for name, _ in LANDING_COLUMNS))
     )
-    view = "cdc_land_batch"
-    landed.createOrReplaceTempView(view)
-    try:
-        metrics = spark.sql(
-            f"""
-            MERGE INTO {LANDING_TABLE} AS landed
-            USING {view} AS batch
-            ON landed.topic = batch.topic
-              AND landed.kafka_partition = batch.kafka_partition
-              AND landed.kafka_offset = batch.kafka_offset
-            WHEN NOT MATCHED THEN INSERT *
-            """
-        ).first()
-    finally:
-        spark.catalog.dropTempView(view)
-    return int(metrics["num_inserted_rows"])
+    return land_new_messages(landed)
 
 
 class _OneLineParser(argparse.ArgumentParser):

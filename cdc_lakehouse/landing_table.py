@@ -1,6 +1,9 @@
 """The landing table: raw messages shaped like Kafka records, declared to dbt as source landing.cdc_raw."""
 
-from pyspark.sql import SparkSession
+import operator
+from functools import reduce
+
+from pyspark.sql import DataFrame, SparkSession
 
 LANDING_SCHEMA = "landing"
 LANDING_TABLE = f"{LANDING_SCHEMA}.cdc_raw"
@@ -32,3 +35,44 @@ def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> s
         # A landing table of an earlier release: its commits from now on carry the feed.
         spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")
     return table
+
+
+def land_new_messages(messages: DataFrame) -> int:
+    """Insert the messages (LANDING_COLUMNS) whose (topic, kafka_partition, kafka_offset) is not landed
+    yet, in one Delta MERGE; the number inserted. Redeliveries are skipped: landing messages twice is harmless."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+
+    spark = messages.sparkSession
+    ranges = (
+        messages.groupBy("topic", "kafka_partition")
+        .agg(F.min("kafka_offset").alias("first"), F.max("kafka_offset").alias("last"))
+        .collect()
+    )
+    if not ranges:
+        return 0
+    landed, new = F.col("landed.topic"), F.col("new.topic")
+    same_message = (
+        (landed == new)
+        & (F.col("landed.kafka_partition") == F.col("new.kafka_partition"))
+        & (F.col("landed.kafka_offset") == F.col("new.kafka_offset"))
+    )
+    # The offset ranges as literals: Delta reads only the landing files whose statistics overlap them.
+    in_ranges = reduce(
+        operator.or_,
+        (
+            (landed == F.lit(r.topic))
+            & (F.col("landed.kafka_partition") == F.lit(r.kafka_partition))
+            & F.col("landed.kafka_offset").between(F.lit(r.first), F.lit(r.last))
+            for r in ranges
+        ),
+    )
+    metrics = (
+        DeltaTable.forName(spark, LANDING_TABLE)
+        .alias("landed")
+        .merge(messages.select(*(name for name, _ in LANDING_COLUMNS)).alias("new"), same_message & in_ranges)
+        .whenNotMatchedInsertAll()
+        .execute()
+        .first()
+    )
+    return int(metrics["num_inserted_rows"])

@@ -1,0 +1,223 @@
+"""cdc-ingest: Kafka topics into the landing table with Spark Structured Streaming.
+
+By default one scheduled catch-up (trigger availableNow): everything the topics hold beyond the checkpoint
+lands, then the command ends. With --every it keeps running, one micro-batch per interval, until stopped.
+Each micro-batch lands in one Delta MERGE that skips offsets already landed, so a batch replayed after a
+crash (or messages landed by an earlier checkpoint) adds nothing: no message is lost or landed twice.
+"""
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import NoReturn
+
+from cdc_lakehouse.ingest_config import IngestConfig, IngestConfigError, kafka_client_settings, load_config
+
+DEFAULT_CONFIG = "ingest.yml"
+DEFAULT_NAME = "cdc-ingest"
+SUBSCRIPTION_FILE = "cdc-ingest-subscription.json"
+
+
+def subscription(config: IngestConfig, topics: list[str]) -> dict[str, str]:
+    """The Kafka source option naming what to read: the chosen topics, or every topic a rule names or matches."""
+    if topics:
+        unmatched = [topic for topic in topics if config.format_of(topic) is None]
+        if unmatched:
+            raise IngestConfigError(f"topic {unmatched[0]!r} matches no rule of the configuration")
+        return {"subscribe": ",".join(topics)}
+    if all(rule.topic is not None for rule in config.rules):
+        return {"subscribe": ",".join(rule.topic for rule in config.rules)}
+    return {"subscribePattern": "|".join(f"(?:{rule.regex})" for rule in config.ordered_rules())}
+
+
+def checkpoint_location(spark, name: str) -> str:
+    """<warehouse>/checkpoints/<name>: beside the tables folder, whatever file system it is on."""
+    tables = spark.conf.get("spark.sql.warehouse.dir").rstrip("/")
+    return f"{tables.rpartition('/')[0] or '.'}/checkpoints/{name}"
+
+
+def check_subscription_unchanged(spark, checkpoint: str, subscribed: dict[str, str]) -> None:
+    """A checkpoint holds offsets of one subscription: Spark cannot carry them over to another."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(f"{checkpoint}/{SUBSCRIPTION_FILE}")
+    file_system = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    text = json.dumps(subscribed, sort_keys=True)
+    if file_system.exists(path):
+        stream = file_system.open(path)
+        try:
+            recorded = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+        finally:
+            stream.close()
+        if recorded != text:
+            raise IngestConfigError(
+                f"checkpoint {checkpoint} reads {recorded}, not {text}: give this subscription its own --name"
+            )
+        return
+    stream = file_system.create(path, False)
+    try:
+        stream.write(bytearray(text.encode()))
+    finally:
+        stream.close()
+
+
+def with_source_format(config: IngestConfig, records):
+    """Kafka records as landing rows; each takes the format of the first rule (by precedence) its topic matches."""
+    from pyspark.sql import functions as F
+
+    source_format = F.lit(None).cast("string")
+    for rule in reversed(config.ordered_rules()):
+        source_format = F.when(F.col("topic").rlike(f"^(?:{rule.regex})$"), rule.source_format).otherwise(source_format)
+    return records.select(
+        source_format.alias("source_format"),
+        "topic",
+        F.col("partition").alias("kafka_partition"),
+        F.col("offset").alias("kafka_offset"),
+        F.col("key").alias("kafka_key"),
+        "value",
+        F.col("timestamp").alias("kafka_timestamp"),
+        F.current_timestamp().alias("ingested_at"),
+    )
+
+
+class Progress:
+    """What cdc-ingest prints: a line per micro-batch, then the lag of every partition at the end."""
+
+    def __init__(self, config: IngestConfig) -> None:
+        self.config = config
+        self.batches = 0
+        self.messages = 0
+        self.landed = 0
+
+    def land(self, records, batch_id: int) -> None:
+        from cdc_lakehouse.landing_table import land_new_messages
+
+        rows = with_source_format(self.config, records).persist()
+        try:
+            messages = rows.count()
+            landed = land_new_messages(rows) if messages else 0
+        finally:
+            rows.unpersist()
+        self.batches += 1
+        self.messages += messages
+        self.landed += landed
+        print(
+            f"cdc-ingest: batch {batch_id}: {messages} messages, {landed} landed, {messages - landed} already there",
+            flush=True,
+        )
+
+    def report_end(self, last_progress: dict | None) -> None:
+        print(
+            f"cdc-ingest: {self.batches} batches, {self.messages} messages read, {self.landed} landed",
+            flush=True,
+        )
+        for topic, lags in sorted(partition_lags(last_progress).items()):
+            listed = ", ".join(f"{partition}: {lag}" for partition, lag in sorted(lags.items()))
+            print(f"cdc-ingest: lag of {topic} by partition: {listed}", flush=True)
+
+
+def partition_lags(last_progress: dict | None) -> dict[str, dict[int, int]]:
+    """Messages between the offset read up to and the latest offset of each partition, at the last trigger."""
+    if not last_progress:
+        return {}
+    lags: dict[str, dict[int, int]] = {}
+    for source in last_progress.get("sources", []):
+        read_to, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
+        for topic, partitions in latest.items():
+            for partition, offset in partitions.items():
+                lags.setdefault(topic, {})[int(partition)] = max(0, offset - read_to.get(topic, {}).get(partition, 0))
+    return lags
+
+
+def _offsets(value) -> dict[str, dict[str, int]]:
+    return json.loads(value) if isinstance(value, str) else value or {}
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise IngestConfigError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", type=Path, default=Path(DEFAULT_CONFIG), help=f"default: {DEFAULT_CONFIG}")
+    parser.add_argument("--topic", action="append", default=[], dest="topics", help="read only this topic (repeatable)")
+    parser.add_argument(
+        "--name", default=DEFAULT_NAME, help=f"the stream's name and checkpoint folder (default: {DEFAULT_NAME})"
+    )
+    parser.add_argument("--checkpoint", help="checkpoint location (default: <warehouse>/checkpoints/<name>)")
+    parser.add_argument(
+        "--starting-offsets",
+        default="earliest",
+        help="where a new checkpoint starts: earliest (default), latest, or Spark's JSON of offsets",
+    )
+    parser.add_argument(
+        "--every", metavar="INTERVAL", help="keep running, a micro-batch per interval ('30 seconds'), until stopped"
+    )
+    parser.add_argument("--target", help="dbt profile target (default: the profile's)")
+    return parser
+
+
+def main(argv: list[str] | None = None, environment: dict[str, str] | None = None) -> int:
+    import os
+
+    environment = dict(os.environ) if environment is None else environment
+    try:
+        args = _parser().parse_args(argv)
+        config = load_config(args.config)
+        subscribed = subscription(config, args.topics)
+        client_settings = kafka_client_settings(environment)
+    except IngestConfigError as exc:
+        print(f"cdc-ingest: error: {exc}", file=sys.stderr)
+        return 2
+
+    from cdc_lakehouse.session import open_session, profile_spark_settings
+
+    spark = open_session(profile_spark_settings(args.target))
+    checkpoint = args.checkpoint or checkpoint_location(spark, args.name)
+    try:
+        check_subscription_unchanged(spark, checkpoint, subscribed)
+    except IngestConfigError as exc:
+        print(f"cdc-ingest: error: {exc}", file=sys.stderr)
+        return 2
+
+    reader = spark.readStream.format("kafka").option("startingOffsets", args.starting_offsets)
+    for option, value in {**config.source_options, **subscribed}.items():
+        reader = reader.option(option, value)
+    for setting, value in client_settings.items():
+        reader = reader.option(f"kafka.{setting}", value)
+    progress = Progress(config)
+    writer = reader.load().writeStream.queryName(args.name).option("checkpointLocation", checkpoint)
+    writer = writer.foreachBatch(progress.land)
+    writer = writer.trigger(processingTime=args.every) if args.every else writer.trigger(availableNow=True)
+    print(f"cdc-ingest: {', '.join(f'{k} {v}' for k, v in subscribed.items())}; checkpoint {checkpoint}", flush=True)
+    query = writer.start()
+    stop_requested = []
+    signal.signal(signal.SIGTERM, lambda *_: stop_requested.append(True))
+    try:
+        # In short waits, so that a SIGTERM or Ctrl-C is handled between them.
+        while not query.awaitTermination(2):
+            if stop_requested:
+                query.stop()
+    except KeyboardInterrupt:
+        query.stop()
+    except Exception as exc:  # a StreamingQueryException
+        print(f"cdc-ingest: error: the stream stopped: {without_secrets(exc, client_settings)}", file=sys.stderr)
+        return 1
+    progress.report_end(query.lastProgress)
+    return 0
+
+
+def without_secrets(exc: Exception, client_settings: dict[str, str]) -> str:
+    """The first line of an error, with the value of any credential setting masked in case a client quoted it."""
+    text = (getattr(exc, "desc", None) or str(exc)).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    for setting, value in client_settings.items():
+        if value and any(word in setting for word in ("password", "jaas", "secret", "token", "key")):
+            line = line.replace(value, "***")
+    return line
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,372 @@
+"""cdc-ingest against a real Kafka broker (KRaft, started from jars/kafka-broker on 127.0.0.1), then dbt build.
+
+Topics of three formats are produced as their vendors write them: Canal and DRS JSON over several
+partitions with keys and producer timestamps, DTS envelopes split across messages and written in a Kafka
+transaction (its commit marker takes an offset: the partition has a gap). Expected rows are written by hand
+from the messages below. One warehouse holds every scenario; one `dbt build` runs at the end.
+"""
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import VENV_BIN, Warehouse, assert_succeeded, dts_envelope, dts_heartbeat_entries, dts_insert_entries
+from conftest import dts_split as split_envelopes
+from kafka_broker import Broker, kafka_broker
+from test_huawei_drs_json import read_table
+
+pytestmark = pytest.mark.kafka
+
+SASL_USER, SASL_PASSWORD = "cdc", "s3cret-cdc-password"
+FORMATS = {"cdc_enabled_formats": ["canal_json", "tencent_dts_protobuf", "huawei_drs_json"]}
+CREATED_MS = 1767225600000  # 2026-01-01 00:00:00 UTC
+
+VENDOR_RULES = """
+topics:
+  # Every topic ending in .shop is Canal, except dts.shop: a named topic wins over a pattern.
+  - pattern: '.*\\.shop'
+    format: canal_json
+  - topic: dts.shop
+    format: tencent_dts_protobuf
+  - pattern: 'drs\\..*'
+    format: huawei_drs_json
+"""
+
+
+def canal(batch_id: int, operation: str, row: dict, old: dict | None = None) -> bytes:
+    return json.dumps(
+        {
+            "id": batch_id,
+            "database": "shop",
+            "table": "orders",
+            "type": operation,
+            "isDdl": False,
+            "sql": "",
+            "es": CREATED_MS + batch_id,
+            "ts": CREATED_MS + batch_id + 5,
+            "mysqlType": {"id": "int(11)", "status": "varchar(16)"},
+            "sqlType": {"id": 4, "status": 12},
+            "pkNames": ["id"],
+            "data": [row],
+            "old": [old] if old else None,
+        }
+    ).encode()
+
+
+def drs_insert(drs_id: int, order_id: str) -> bytes:
+    return json.dumps(
+        {
+            "id": drs_id,
+            "es": CREATED_MS,
+            "ts": CREATED_MS + 230,
+            "database": "shop",
+            "table": "orders",
+            "type": "INSERT",
+            "isDdl": False,
+            "sql": "",
+            "mysqlType": {"order_id": "bigint", "status": "varchar"},
+            "sqlType": {"order_id": -5, "status": 12},
+            "data": [{"order_id": order_id, "status": "created"}],
+            "old": None,
+            "pkNames": ["order_id"],
+        }
+    ).encode()
+
+
+def create_topics(broker: Broker, partitions: dict[str, int]) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": broker.plaintext})
+    created = admin.create_topics([NewTopic(name, count, 1) for name, count in partitions.items()])
+    for future in created.values():
+        future.result(30)
+
+
+def produce(broker: Broker, messages: list[tuple], transactional_id: str | None = None) -> None:
+    """(topic, partition, value[, key[, timestamp ms]]) in order; in one transaction when given an id."""
+    from confluent_kafka import Producer
+
+    settings = {"bootstrap.servers": broker.plaintext, "enable.idempotence": True}
+    if transactional_id:
+        settings["transactional.id"] = transactional_id
+    producer = Producer(settings)
+    if transactional_id:
+        producer.init_transactions(30)
+        producer.begin_transaction()
+    for topic, partition, value, *rest in messages:
+        key = rest[0] if rest else None
+        timestamp = rest[1] if len(rest) > 1 else 0
+        producer.produce(topic, value=value, key=key, partition=partition, timestamp=timestamp)
+    if transactional_id:
+        producer.commit_transaction(30)
+    assert producer.flush(30) == 0
+
+
+class Ingest:
+    """cdc-ingest in a subprocess on the warehouse, with a configuration file of its own."""
+
+    def __init__(self, warehouse: Warehouse, broker: Broker, name: str, rules: str) -> None:
+        self.warehouse, self.name = warehouse, name
+        self.config = warehouse.root / f"{name}.yml"
+        self.config.write_text(rules)
+        self.env = {**warehouse.env, "CDC_KAFKA_BOOTSTRAP_SERVERS": broker.plaintext}
+
+    def command(self, *arguments: str) -> list[str]:
+        return [str(VENV_BIN / "cdc-ingest"), "--config", str(self.config), "--name", self.name, *arguments]
+
+    def run(self, *arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            self.command(*arguments), env=env or self.env, capture_output=True, text=True, check=False, timeout=600
+        )
+
+    def start(self, *arguments: str) -> "RunningIngest":
+        return RunningIngest(
+            subprocess.Popen(
+                self.command(*arguments),
+                env=self.env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                start_new_session=True,
+            )
+        )
+
+
+class RunningIngest:
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def wait_for(self, predicate, timeout: float = 180) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                assert self.process.poll() is None, "cdc-ingest ended:\n" + "".join(self.output)
+                continue
+            self.output.append(line)
+            if predicate(line):
+                return line
+        raise AssertionError("cdc-ingest printed no such line:\n" + "".join(self.output))
+
+    def wait_for_landed(self, total: int) -> None:
+        """Until the batches printed so far have landed this many messages in all."""
+
+        def landed_so_far(_line: str) -> bool:
+            return (
+                sum(int(n) for n in re.findall(r"batch \d+: \d+ messages, (\d+) landed", "".join(self.output))) >= total
+            )
+
+        self.wait_for(landed_so_far)
+
+    def finish(self, timeout: float = 120) -> tuple[int, str]:
+        code = self.process.wait(timeout)
+        time.sleep(0.5)
+        while not self.lines.empty():
+            self.output.append(self.lines.get())
+        return code, "".join(self.output)
+
+
+def landed(spark, warehouse: Warehouse, topic: str) -> list[tuple]:
+    rows = read_table_landing(spark, warehouse).where(f"topic = '{topic}'")
+    return sorted((r.kafka_partition, r.kafka_offset) for r in rows.collect())
+
+
+def read_table_landing(spark, warehouse: Warehouse):
+    return spark.read.format("delta").load(warehouse.table_path("landing", "cdc_raw"))
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory) -> Iterator[Broker]:
+    with kafka_broker(tmp_path_factory.mktemp("kafka"), {SASL_USER: SASL_PASSWORD}) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
+def ingested(broker, tmp_path_factory) -> Iterator[dict]:
+    """Every scenario's topics produced and ingested into one warehouse, then one dbt build; their outputs."""
+    warehouse = Warehouse(tmp_path_factory.mktemp("kafka_warehouse"))
+    outputs: dict[str, object] = {"warehouse": warehouse}
+    create_topics(
+        broker,
+        {"canal.shop": 2, "dts.shop": 2, "drs.orders": 3, "kill.orders": 3, "sasl.orders": 1, "live.orders": 1},
+    )
+
+    # Vendor topics: keys and producer timestamps on Canal; DTS parts 0-2 in a transaction, then a heartbeat.
+    produce(
+        broker,
+        [
+            ("canal.shop", 0, canal(7, "INSERT", {"id": "1", "status": "created"}), b"1", CREATED_MS + 7),
+            ("canal.shop", 1, canal(7, "INSERT", {"id": "2", "status": "created"}), b"2", CREATED_MS + 8),
+            ("canal.shop", 0, canal(8, "UPDATE", {"id": "1", "status": "paid"}, {"status": "created"}), b"1"),
+            ("canal.shop", 1, canal(9, "DELETE", {"id": "2", "status": "created"}), b"2"),
+            ("dts.shop", 1, dts_envelope(dts_insert_entries(12, "2"))),
+            ("drs.orders", 2, drs_insert(1001, "5")),
+        ],
+    )
+    produce(
+        broker,
+        [("dts.shop", 0, part) for part in split_envelopes(dts_insert_entries(11, "1"), 3)],
+        transactional_id="dts-writer",
+    )
+    produce(broker, [("dts.shop", 0, dts_envelope(dts_heartbeat_entries(13)))])
+    vendor = Ingest(warehouse, broker, "vendor", VENDOR_RULES)
+    outputs["vendor"] = vendor.run()
+    outputs["vendor_again"] = vendor.run()
+
+    # Killed after its first micro-batch of 20 messages, then run again.
+    produce(
+        broker,
+        [
+            ("kill.orders", partition, canal(offset, "INSERT", {"id": f"{partition}{offset:03d}", "status": "new"}))
+            for offset in range(100)
+            for partition in range(3)
+        ],
+    )
+    killed = Ingest(
+        warehouse,
+        broker,
+        "kill",
+        "topics: [{topic: kill.orders, format: canal_json}]\nsource_options: {maxOffsetsPerTrigger: 20}\n",
+    )
+    running = killed.start()
+    running.wait_for(lambda line: line.startswith("cdc-ingest: batch "))
+    os.killpg(running.process.pid, signal.SIGKILL)
+    running.finish()
+    outputs["kill_rerun"] = killed.run()
+
+    # Credentials: the SASL listener, with the properties file a vendor's console gives.
+    produce(broker, [("sasl.orders", 0, drs_insert(2001, "9"))])
+    with_credentials = Ingest(warehouse, broker, "sasl", "topics: [{topic: sasl.orders, format: huawei_drs_json}]\n")
+    properties = warehouse.root / "client.properties"
+    properties.write_text(
+        "# from the console\nsecurity.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
+        f'    username="{SASL_USER}" password="{SASL_PASSWORD}";\n'
+    )
+    sasl_env = {**with_credentials.env, "CDC_KAFKA_BOOTSTRAP_SERVERS": broker.sasl_plaintext}
+    outputs["sasl"] = with_credentials.run(env={**sasl_env, "CDC_KAFKA_PROPERTIES": str(properties)})
+    # A variable wins over the file: the same login with a wrong password.
+    wrong_login = f'org.apache.kafka.common.security.plain.PlainLoginModule required username="{SASL_USER}" '
+    wrong_login += 'password="wrong-password";'
+    outputs["sasl_wrong"] = Ingest(warehouse, broker, "sasl-wrong", with_credentials.config.read_text()).run(
+        env={**sasl_env, "CDC_KAFKA_PROPERTIES": str(properties), "CDC_KAFKA_SASL_JAAS_CONFIG": wrong_login},
+    )
+
+    # Continuous: a micro-batch every second until SIGTERM.
+    live = Ingest(warehouse, broker, "live", "topics: [{topic: live.orders, format: huawei_drs_json}]\n")
+    running = live.start("--every", "1 second")
+    produce(broker, [("live.orders", 0, drs_insert(3001, "31")), ("live.orders", 0, drs_insert(3002, "32"))])
+    running.wait_for_landed(2)
+    produce(broker, [("live.orders", 0, drs_insert(3003, "33"))])
+    running.wait_for_landed(3)
+    running.process.send_signal(signal.SIGTERM)
+    outputs["live"] = running.finish()
+
+    build = warehouse.dbt("build", "--vars", json.dumps(FORMATS))
+    assert_succeeded(build)
+    yield outputs
+
+
+def events(spark, warehouse: Warehouse, topic: str) -> list[tuple]:
+    rows = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'")
+    return sorted(
+        (r.kafka_partition, r.kafka_offset, r.row_index, r.source_format, r.op, int(r.source_seq), r.after)
+        for r in rows.collect()
+    )
+
+
+def test_vendor_topics_land_and_become_events(spark, ingested):
+    assert_succeeded(ingested["vendor"])
+    warehouse = ingested["warehouse"]
+    assert events(spark, warehouse, "canal.shop") == [
+        (0, 0, 0, "canal_json", "c", 7, {"id": "1", "status": "created"}),
+        (0, 1, 0, "canal_json", "u", 8, {"id": "1", "status": "paid"}),
+        (1, 0, 0, "canal_json", "c", 7, {"id": "2", "status": "created"}),
+        (1, 1, 0, "canal_json", "d", 9, None),
+    ]
+    # Offset 3 of partition 0 is the transaction's commit marker: the heartbeat is at 4.
+    assert events(spark, warehouse, "dts.shop") == [
+        (0, 0, 0, "tencent_dts_protobuf", "c", 11, {"id": "1"}),
+        (0, 4, 0, "tencent_dts_protobuf", "heartbeat", 13, None),
+        (1, 0, 0, "tencent_dts_protobuf", "c", 12, {"id": "2"}),
+    ]
+    assert events(spark, warehouse, "drs.orders") == [
+        (2, 0, 0, "huawei_drs_json", "c", 1001, {"order_id": "5", "status": "created"})
+    ]
+
+
+def test_keys_and_producer_timestamps_are_landed(spark, ingested):
+    rows = read_table_landing(spark, ingested["warehouse"]).where("topic = 'canal.shop' and kafka_offset = 0")
+    landed_rows = {
+        r.kafka_partition: (bytes(r.kafka_key), int(r.kafka_timestamp.timestamp() * 1000)) for r in rows.collect()
+    }
+    assert landed_rows == {0: (b"1", CREATED_MS + 7), 1: (b"2", CREATED_MS + 8)}
+
+
+def test_a_run_reports_its_batches_and_the_lag_of_every_partition(ingested):
+    output = ingested["vendor"].stdout
+    assert "10 messages read, 10 landed" in output
+    assert "lag of dts.shop by partition: 0: 0, 1: 0" in output
+    assert "lag of drs.orders by partition: 0: 0, 1: 0, 2: 0" in output
+
+
+def test_a_second_run_finds_nothing_new(ingested):
+    again = ingested["vendor_again"]
+    assert_succeeded(again)
+    assert "0 messages read, 0 landed" in again.stdout
+
+
+def test_a_run_killed_mid_ingest_and_rerun_lands_every_message_once(spark, ingested):
+    assert_succeeded(ingested["kill_rerun"])
+    warehouse = ingested["warehouse"]
+    assert landed(spark, warehouse, "kill.orders") == [(p, o) for p in range(3) for o in range(100)]
+    assert events(spark, warehouse, "kill.orders") == [
+        (p, o, 0, "canal_json", "c", o, {"id": f"{p}{o:03d}", "status": "new"}) for p in range(3) for o in range(100)
+    ]
+
+
+def test_credentials_reach_the_broker_and_are_never_printed(spark, ingested):
+    sasl, wrong = ingested["sasl"], ingested["sasl_wrong"]
+    assert_succeeded(sasl)
+    assert landed(spark, ingested["warehouse"], "sasl.orders") == [(0, 0)]
+    assert wrong.returncode == 1
+    assert "cdc-ingest: error: the stream stopped" in wrong.stderr
+    for run in (sasl, wrong):
+        assert SASL_PASSWORD not in run.stdout + run.stderr
+        assert "wrong-password" not in run.stdout + run.stderr
+
+
+def test_the_continuous_mode_lands_as_messages_arrive_and_stops_on_sigterm(spark, ingested):
+    code, output = ingested["live"]
+    assert code == 0, output
+    assert "messages read, 3 landed" in output
+    assert landed(spark, ingested["warehouse"], "live.orders") == [(0, 0), (0, 1), (0, 2)]
+
+
+def test_a_topic_with_no_rule_and_an_unknown_format_are_refused(broker, tmp_path):
+    warehouse = Warehouse(tmp_path)
+    ingest = Ingest(warehouse, broker, "refused", VENDOR_RULES)
+    no_rule = ingest.run("--topic", "payments")
+    assert no_rule.returncode == 2
+    assert no_rule.stderr == "cdc-ingest: error: topic 'payments' matches no rule of the configuration\n"
+    unknown = Ingest(warehouse, broker, "unknown", "topics: [{topic: a, format: debezium_json}]\n").run()
+    assert unknown.returncode == 2
+    assert unknown.stderr.startswith(f"cdc-ingest: error: {Path(warehouse.root / 'unknown.yml')}: topics entry 1:")
+    assert "unknown format 'debezium_json'" in unknown.stderr
+    assert len(unknown.stderr.splitlines()) == 1
