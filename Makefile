@@ -15,7 +15,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker sample-data land seeds build audit run test test-python lint test-slow test-kafka test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars kafka-broker sample-data land seeds build audit run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
@@ -24,6 +24,7 @@ help:
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
+	@echo "make test-orchestration  installs the airflow and dagster extras, runs the hourly DAG and the Dagster assets"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -59,16 +60,10 @@ sample-data: setup
 land: setup
 	$(BIN)/python sample_data/land_samples.py
 
-# Seeds, and cdc_type_mappings built from them alone, load when a seed changes (or into a new warehouse),
-# not on every run; their tests are in the audit.
-WAREHOUSE_DIR := $(or $(CDC_WAREHOUSE),warehouse)
-SEEDS_LOADED := $(WAREHOUSE_DIR)/.seeds-loaded-$(or $(CDC_SCHEMA),cdc)
-$(SEEDS_LOADED): $(wildcard seeds/*) models/types/cdc_type_mappings.sql
-	$(BIN)/dbt seed
-	$(BIN)/dbt run --select cdc_type_mappings
-	touch $@
-
-seeds: setup $(SEEDS_LOADED)
+# Seeds, and cdc_type_mappings built from them alone, load when they change (or into a new warehouse),
+# not on every run; their tests are in the audit. The Airflow DAG does the same (cdc_lakehouse/seeds.py).
+seeds: setup
+	$(BIN)/python -m cdc_lakehouse.seeds
 
 # A scheduled run: one batch (README, "Batches"), the models and the change log's tests (selectors.yml).
 build: seeds
@@ -99,6 +94,11 @@ test-slow: setup
 
 test-cluster: setup
 	$(BIN)/pytest -q -m cluster
+
+# Airflow (dags test) and Dagster (asset materialize) running cdc-ingest and the project, with their extras.
+test-orchestration: setup kafka-broker
+	$(BIN)/pip install -q -e '.[dev,airflow,dagster]' --config-settings editable_mode=compat
+	$(BIN)/pytest -q -m orchestration --durations=10
 
 # cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
 test-kafka: setup kafka-broker

@@ -8,6 +8,7 @@ crash (or messages landed by an earlier checkpoint) adds nothing: no message is 
 
 import argparse
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -141,7 +142,12 @@ class _OneLineParser(argparse.ArgumentParser):
 
 def _parser() -> argparse.ArgumentParser:
     parser = _OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--config", type=Path, default=Path(DEFAULT_CONFIG), help=f"default: {DEFAULT_CONFIG}")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=Path(os.environ.get("CDC_INGEST_CONFIG", DEFAULT_CONFIG)),
+        help=f"default: $CDC_INGEST_CONFIG, else {DEFAULT_CONFIG}",
+    )
     parser.add_argument("--topic", action="append", default=[], dest="topics", help="read only this topic (repeatable)")
     parser.add_argument(
         "--name", default=DEFAULT_NAME, help=f"the stream's name and checkpoint folder (default: {DEFAULT_NAME})"
@@ -160,8 +166,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None, environment: dict[str, str] | None = None) -> int:
-    import os
-
     environment = dict(os.environ) if environment is None else environment
     try:
         args = _parser().parse_args(argv)

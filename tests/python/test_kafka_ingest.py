@@ -61,24 +61,29 @@ def canal(batch_id: int, operation: str, row: dict, old: dict | None = None) -> 
     ).encode()
 
 
-def drs_insert(drs_id: int, order_id: str) -> bytes:
+def drs(drs_id: int, operation: str, row: dict | None, old: dict | None = None) -> bytes:
+    """A Huawei DRS JSON message of one row of shop.orders (a DELETE has its row in `old` only)."""
     return json.dumps(
         {
             "id": drs_id,
-            "es": CREATED_MS,
-            "ts": CREATED_MS + 230,
+            "es": CREATED_MS + drs_id,
+            "ts": CREATED_MS + drs_id + 230,
             "database": "shop",
             "table": "orders",
-            "type": "INSERT",
+            "type": operation,
             "isDdl": False,
             "sql": "",
             "mysqlType": {"order_id": "bigint", "status": "varchar"},
             "sqlType": {"order_id": -5, "status": 12},
-            "data": [{"order_id": order_id, "status": "created"}],
-            "old": None,
+            "data": [row] if row else None,
+            "old": [old] if old else None,
             "pkNames": ["order_id"],
         }
     ).encode()
+
+
+def drs_insert(drs_id: int, order_id: str) -> bytes:
+    return drs(drs_id, "INSERT", {"order_id": order_id, "status": "created"})
 
 
 def create_topics(broker: Broker, partitions: dict[str, int]) -> None:

@@ -1,0 +1,88 @@
+"""Dagster + dagster-dbt: the landing table as an asset upstream of the dbt project's assets (README,
+"Scheduling"). `dagster dev -f orchestration/dagster_project/definitions.py`.
+
+- landing/cdc_raw: one catch-up of cdc-ingest (the Kafka topics of ingest.yml). dbt's source
+  landing.cdc_raw has this asset key, so every staging model is downstream of it.
+- the dbt project's seeds, models and snapshot as assets, its data tests as asset checks; materialized by
+  one `dbt build` of the selection, so the tests read the batch that build wrote.
+- cdc_lakehouse_hourly: ingest and the models of a scheduled run (not the seeds, nor the snapshot), every
+  hour. Seeds are assets whose code version follows their file: Dagster shows a changed seed as changed,
+  and materializing it (with cdc_type_mappings) applies it. A new warehouse: materialize all assets once.
+
+The profile and variables are `make run`'s (orchestration/environment.py); CDC_TARGET=cluster for a cluster.
+"""
+
+import os
+import re
+import subprocess
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetSelection,
+    Definitions,
+    Failure,
+    MaterializeResult,
+    ScheduleDefinition,
+    asset,
+    define_asset_job,
+)
+from dagster_dbt import DbtCliResource, DbtProject, build_dbt_asset_selection, dbt_assets
+
+from cdc_lakehouse.seeds import run_dbt
+from orchestration.environment import PROFILES_DIR, PROJECT_DIR, VENV_BIN, project_environment, use_project_environment
+
+use_project_environment()
+project = DbtProject(
+    project_dir=PROJECT_DIR,
+    profiles_dir=PROFILES_DIR,
+    target=os.environ.get("CDC_TARGET", "local"),
+    target_path=os.environ.get("DBT_TARGET_PATH", "target"),
+)
+if not project.manifest_path.exists():
+    # `dbt parse`: no Spark session, a few seconds. A deployment parses at build time instead.
+    run_dbt(["parse", "--quiet"])
+
+
+@asset(key=AssetKey(["landing", "cdc_raw"]), group_name="landing")
+def cdc_raw(context: AssetExecutionContext) -> MaterializeResult:
+    """Kafka messages landed by cdc-ingest: everything its topics hold beyond its checkpoint."""
+    ingest = subprocess.run(
+        [str(VENV_BIN / "cdc-ingest")],
+        cwd=PROJECT_DIR,
+        env={**os.environ, **project_environment()},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    for line in ingest.stdout.splitlines():
+        context.log.info(line)
+    if ingest.returncode != 0:
+        errors = [line for line in ingest.stderr.splitlines() if line.startswith("cdc-ingest: error")]
+        raise Failure(description=errors[-1] if errors else f"cdc-ingest exited with {ingest.returncode}")
+    totals = re.search(r"(\d+) messages read, (\d+) landed", ingest.stdout)
+    return MaterializeResult(
+        metadata={"messages read": int(totals.group(1)), "landed": int(totals.group(2))} if totals else {}
+    )
+
+
+@dbt_assets(manifest=project.manifest_path, project=project, exclude="resource_type:unit_test")
+def cdc_lakehouse_dbt(context: AssetExecutionContext, dbt: DbtCliResource):
+    yield from dbt.cli(["build"], context=context).stream()
+
+
+hourly = define_asset_job(
+    "cdc_lakehouse_hourly",
+    selection=AssetSelection.keys(AssetKey(["landing", "cdc_raw"]))
+    | build_dbt_asset_selection([cdc_lakehouse_dbt], dbt_select="resource_type:model")
+    - build_dbt_asset_selection([cdc_lakehouse_dbt], dbt_select="cdc_type_mappings"),
+)
+
+defs = Definitions(
+    assets=[cdc_raw, cdc_lakehouse_dbt],
+    jobs=[hourly],
+    schedules=[ScheduleDefinition(job=hourly, cron_schedule="0 * * * *")],
+    resources={
+        "dbt": DbtCliResource(project_dir=project, profiles_dir=str(PROFILES_DIR), dbt_executable=str(VENV_BIN / "dbt"))
+    },
+)
