@@ -1,7 +1,7 @@
-# make run   : set up from nothing, land the sample data, dbt build, show the result tables
+# make run   : set up from nothing, land the sample data (all nine formats), dbt build, print a summary
 # make test  : ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor examples in a temporary
 #              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it,
-#              then make test-slow.
+#              then make test-slow, test-kafka and test-orchestration.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -18,7 +18,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 .PHONY: help setup jars kafka-broker sample-data land seeds build audit run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
-	@echo "make run          set up, land sample_data/, dbt build, show the result tables"
+	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
 	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
@@ -73,6 +73,8 @@ build: seeds
 audit: setup
 	$(BIN)/dbt build --selector audit
 
+# The sample's Huawei DRS Avro records are written with this schema (a deployment sets its own).
+run: export CDC_DRS_AVRO_SCHEMA ?= $(CURDIR)/sample_data/drs_record.avsc
 run: setup land build
 	$(BIN)/python sample_data/show_results.py
 

@@ -1,7 +1,8 @@
 """Writes the sample messages under sample_data/<format>/ from a small simulated shop database.
 
-The events are realistic (a MySQL `shop` database replicated by Huawei DRS and Tencent DTS) and
-deterministic: running the script again writes the same files. `make sample-data` runs it;
+The events are realistic (a MySQL `shop` database replicated by Huawei DRS and Tencent DTS here, the same
+day of orders by every other format in shop_story.py) and deterministic: running the script again writes
+the same files. `make sample-data` runs it;
 `make run` lands what it wrote.
 """
 
@@ -11,9 +12,20 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
+import shop_story
+
 from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
 
 SAMPLE_DIR = Path(__file__).resolve().parent
+# The formats shop_story renders as one JSON text message per line.
+TEXT_FORMATS = (
+    "canal_json",
+    "huawei_drs_jsonc",
+    "huawei_drs_mongo_json",
+    "kafkariver_json",
+    "aliyun_streamx_json",
+    "aliyun_datahub_tuple",
+)
 START_MS = int(datetime(2026, 3, 2, 8, 0, tzinfo=UTC).timestamp() * 1000)
 
 ORDER_MYSQL_TYPES = {
@@ -246,18 +258,27 @@ def tencent_dts_protobuf() -> list[bytes]:
     ]
 
 
-def main(out_dir: Path = SAMPLE_DIR) -> None:
-    rng = random.Random(20260302)
-    target = out_dir / "huawei_drs_json" / "shop.orders.jsonl"
+def write_lines(target: Path, lines: list[str]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text("\n".join(huawei_drs_json(rng)) + "\n", encoding="utf-8")
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print(f"wrote {target}")
-    # One folder per topic: its files land in name order, one message each.
-    topic_dir = out_dir / "tencent_dts_protobuf" / "shop"
+
+
+def write_binary_topic(topic_dir: Path, messages: list[bytes]) -> None:
+    """One folder per topic: its files land in name order, one message each."""
     topic_dir.mkdir(parents=True, exist_ok=True)
-    for number, message in enumerate(tencent_dts_protobuf()):
+    for number, message in enumerate(messages):
         (topic_dir / f"{number:03d}.bin").write_bytes(message)
     print(f"wrote {topic_dir}")
+
+
+def main(out_dir: Path = SAMPLE_DIR) -> None:
+    write_lines(out_dir / "huawei_drs_json" / "shop.orders.jsonl", huawei_drs_json(random.Random(20260302)))
+    write_binary_topic(out_dir / "tencent_dts_protobuf" / "shop", tencent_dts_protobuf())
+    for source_format in TEXT_FORMATS:
+        write_lines(out_dir / source_format / "shop.orders.jsonl", getattr(shop_story, source_format)())
+    schema = json.loads((SAMPLE_DIR / "drs_record.avsc").read_text())
+    write_binary_topic(out_dir / "huawei_drs_avro" / "shop.orders", shop_story.huawei_drs_avro(schema))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ os.environ.setdefault("DBT_PROFILES_DIR", str(PROJECT_DIR / "profiles"))
 os.environ.setdefault("CDC_JARS_DIR", str(PROJECT_DIR / "jars" / "lib"))
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 # Writer schema of the Huawei DRS Avro test records (dbt var huawei_drs_avro_schema reads this).
-DRS_AVRO_SCHEMA = Path(__file__).resolve().parent / "schemas" / "drs_record.avsc"
+DRS_AVRO_SCHEMA = PROJECT_DIR / "sample_data" / "drs_record.avsc"
 os.environ.setdefault("CDC_DRS_AVRO_SCHEMA", str(DRS_AVRO_SCHEMA))
 
 

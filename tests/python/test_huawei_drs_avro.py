@@ -10,7 +10,7 @@ import pytest
 
 from python_udfs.huawei_drs_avro import avro_to_json_or_error, load_schema
 
-SCHEMA_PATH = str(Path(__file__).parent / "schemas" / "drs_record.avsc")
+SCHEMA_PATH = str(Path(__file__).parents[2] / "sample_data" / "drs_record.avsc")
 
 VENDOR_UPDATE = {
     "id": 27677,

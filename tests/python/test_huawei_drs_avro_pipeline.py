@@ -1,5 +1,5 @@
 """Huawei DRS Avro end to end: schemaless records written by `conftest.write_drs_avro_cases` with fastavro and
-the test writer schema (tests/python/schemas/drs_record.avsc, which follows the DRS JSON field list of seed
+the test writer schema (sample_data/drs_record.avsc, which follows the DRS JSON field list of seed
 004; the vendor's record.avsc is not public), landed one `.bin` file per message, `dbt build`, read back.
 Expected rows are written out by hand from the records in conftest.
 """
