@@ -19,6 +19,7 @@ from test_huawei_drs_json import read_table
 FORMAT = "aliyun_datahub_tuple"
 SEED_TOPIC = f"{FORMAT}.seed_000_tuple"
 EDGE_TOPIC = f"{FORMAT}.edge_cases"
+SAMPLE_TOPIC = f"{FORMAT}.shop.orders"
 BAD_TOPIC = f"{FORMAT}.bad_messages"
 
 ROW = {
@@ -100,10 +101,14 @@ def test_edge_cases_become_these_events(spark, built_warehouse):
 
 def test_update_pairs_list_both_halves(spark, built_warehouse):
     pairs = read_table(spark, built_warehouse, "int_aliyun__update_pairs").where(f"source_format = '{FORMAT}'")
-    pairs = pairs.orderBy("topic")
+    pairs = pairs.orderBy("topic", "kafka_offset")
     assert [(p.topic, p.sequence_id, [m.kafka_offset for m in p.message_offsets]) for p in pairs.collect()] == [
         (EDGE_TOPIC, "1649991610688000005", [1, 0]),
         (SEED_TOPIC, "1649991610688000001", [1, 2]),
+        # The sample data's three updates (sample_data/shop_story.py), after four inserts, then a delete.
+        (SAMPLE_TOPIC, "1772442000000000004", [4, 5]),
+        (SAMPLE_TOPIC, "1772442000000000005", [6, 7]),
+        (SAMPLE_TOPIC, "1772442000000000007", [9, 10]),
     ]
 
 

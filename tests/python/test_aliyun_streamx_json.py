@@ -25,6 +25,7 @@ BLOB_TOPIC = f"{FORMAT}.seed_000_datahub_blob"
 KAFKA_TOPIC = f"{FORMAT}.seed_003_kafka"
 ONE_RECORD_TOPIC = f"{FORMAT}.seed_003_one_record_update"
 EDGE_TOPIC = f"{FORMAT}.edge_cases"
+SAMPLE_TOPIC = f"{FORMAT}.shop.orders"
 UNKNOWN_TOPIC = f"{FORMAT}.unknown_sequence"
 BAD_TOPIC = f"{FORMAT}.bad_messages"
 
@@ -413,6 +414,10 @@ def test_update_pairs_list_both_halves(spark, built_warehouse):
         (EDGE_TOPIC, "1700000000000000006", [6, 5]),
         (BLOB_TOPIC, "1605339516000000005", [1, 2]),
         (KAFKA_TOPIC, "1620457642589000001", [2, 3]),
+        # The sample data's three updates (sample_data/shop_story.py), after four inserts, then a delete.
+        (SAMPLE_TOPIC, "1772442000000000004", [4, 5]),
+        (SAMPLE_TOPIC, "1772442000000000005", [6, 7]),
+        (SAMPLE_TOPIC, "1772442000000000007", [9, 10]),
         (UNKNOWN_TOPIC, None, [1, 2]),
     ]
 

@@ -130,6 +130,15 @@ def test_source_seq_orders_across_binlog_files(spark, built_warehouse):
         "58851@mysql-bin.000070",
         "90000@mysql-bin.000070",
         "4@mysql-bin.000071",
+        # The sample data's eight changes, in a later binlog file.
+        "315@mysql-bin.000112",
+        "626@mysql-bin.000112",
+        "937@mysql-bin.000112",
+        "1248@mysql-bin.000112",
+        "1559@mysql-bin.000112",
+        "1870@mysql-bin.000112",
+        "2181@mysql-bin.000112",
+        "2492@mysql-bin.000112",
     ]
 
 

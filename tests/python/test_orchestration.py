@@ -1,7 +1,7 @@
 """The orchestration code paths, for real: a Kafka broker with a Huawei DRS topic, then Airflow's `dags test`
 (dag.test()) of the hourly DAG and the daily audit in a temporary AIRFLOW_HOME, and Dagster materializing
-every asset in process (`dagster asset materialize`), each into its own embedded warehouse with the profile
-`make run` uses. Needs the extras: `make test-orchestration` installs them.
+every asset (`dagster asset materialize`, no daemon or webserver), each into its own embedded warehouse with
+the profile `make run` uses. Needs the extras: `make test-orchestration` installs them.
 
 Expected rows are written by hand from the messages: orders 1, 2, 3 inserted, 2 paid, 3 deleted.
 """
@@ -95,7 +95,7 @@ def dag_run_states(env: dict[str, str], dag_id: str) -> list[str]:
     return [dag_run["state"] for dag_run in json.loads(runs)]
 
 
-def test_dagster_materializes_every_asset_in_process(spark, broker, tmp_path):
+def test_dagster_materializes_every_asset(spark, broker, tmp_path):
     warehouse, env = orchestrated_warehouse(tmp_path, broker)
     env["DAGSTER_HOME"] = str(tmp_path / "dagster")
     (tmp_path / "dagster").mkdir()
