@@ -33,6 +33,10 @@ from orchestration.environment import (
 )
 
 use_project_environment()
+# Cosmos runs dbt in a temporary copy of the project and reads the artifacts from that copy's target/:
+# a target or log path set for other dbt commands would send them elsewhere.
+for variable in ("DBT_TARGET_PATH", "DBT_LOG_PATH"):
+    os.environ.pop(variable, None)
 ENVIRONMENT = project_environment()
 PROJECT = ProjectConfig(dbt_project_path=PROJECT_DIR, env_vars=ENVIRONMENT)
 PROFILE = ProfileConfig(
