@@ -327,9 +327,9 @@ def drs_avro(change: Change, schema: dict) -> list[bytes]:
 
 
 def renderers(rng: random.Random) -> dict[str, Callable[[Change], list[bytes]]]:
-    from python_udfs.huawei_drs_avro import load_schema
+    import fastavro
 
-    avro_schema = load_schema(str(DRS_AVRO_SCHEMA))
+    avro_schema = fastavro.parse_schema(json.loads(DRS_AVRO_SCHEMA.read_text()))
     return {
         "huawei_drs_json": lambda change: drs_mysql_form(change, deleted_rows_in="old"),
         "huawei_drs_jsonc": lambda change: drs_mysql_form(change, deleted_rows_in="data"),

@@ -5,26 +5,36 @@
 #}
 {% macro huawei_drs_json_schema() -%}
     struct<
-        id: decimal(38, 0),
-        es: bigint,
-        ts: bigint,
-        dbType: string,
-        database: string,
-        schema: string,
-        table: string,
-        type: string,
-        opType: string,
-        isDdl: boolean,
-        sql: string,
-        mysqlType: map<string, string>,
-        columnType: map<string, string>,
-        sqlType: map<string, int>,
-        data: array<map<string, string>>,
-        old: array<map<string, string>>,
-        pkNames: array<string>,
-        eventId: string,
-        _corrupt_record: string
+        {%- for field, data_type in huawei_drs_json_fields() %}
+        {{ field }}: {{ data_type }}{{ ',' if not loop.last }}
+        {%- endfor %}
     >
+{%- endmacro %}
+
+
+{# The fields of huawei_drs_json_schema and their types, as (name, type) pairs. #}
+{% macro huawei_drs_json_fields() -%}
+    {{ return([
+        ('id', 'decimal(38, 0)'),
+        ('es', 'bigint'),
+        ('ts', 'bigint'),
+        ('dbType', 'string'),
+        ('database', 'string'),
+        ('schema', 'string'),
+        ('table', 'string'),
+        ('type', 'string'),
+        ('opType', 'string'),
+        ('isDdl', 'boolean'),
+        ('sql', 'string'),
+        ('mysqlType', 'map<string, string>'),
+        ('columnType', 'map<string, string>'),
+        ('sqlType', 'map<string, int>'),
+        ('data', 'array<map<string, string>>'),
+        ('old', 'array<map<string, string>>'),
+        ('pkNames', 'array<string>'),
+        ('eventId', 'string'),
+        ('_corrupt_record', 'string'),
+    ]) }}
 {%- endmacro %}
 
 

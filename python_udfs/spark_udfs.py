@@ -25,7 +25,7 @@ from pyspark.sql.types import (
 )
 
 from python_udfs import tencent_dts
-from python_udfs.huawei_drs_avro import avro_to_json_or_error
+from python_udfs.huawei_drs_avro import writer_schema_or_error
 from python_udfs.mongo_shell import shell_to_extended_json
 from python_udfs.strict_base64 import first_invalid_base64
 from python_udfs.text import decode_utf8
@@ -42,6 +42,10 @@ EXTENDED_JSON = _struct(json=StringType(), error=StringType())
 
 # Only an error: null when every checked value is valid.
 CHECK_RESULT = _struct(error=StringType())
+
+AVRO_WRITER_SCHEMA = _struct(
+    json=StringType(), fields=ArrayType(StringType()), binary_image_fields=ArrayType(StringType()), error=StringType()
+)
 
 DTS_ENVELOPE = _struct(version=IntegerType(), total=LongType(), index=LongType(), data=BinaryType(), error=StringType())
 
@@ -112,13 +116,13 @@ def cdc_mongo_shell_to_json(documents: pa.Array) -> pa.Array:
     return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
 
 
-def cdc_drs_avro_to_json(values: pa.Array, schema_paths: pa.Array) -> pa.Array:
-    """Schemaless Huawei DRS Avro records -> DRS JSON text, read with the writer schema in the named file."""
-    converted = [
-        avro_to_json_or_error(value, path)
-        for value, path in zip(values.to_pylist(), schema_paths.to_pylist(), strict=True)
-    ]
-    return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
+def cdc_drs_avro_writer_schema(paths: pa.Array) -> pa.Array:
+    """Path of a Huawei DRS Avro writer schema -> its JSON text and fields, for from_avro (one row per model)."""
+    rows = []
+    for path in paths.to_pylist():
+        text, fields, binary_image_fields, error = writer_schema_or_error(path)
+        rows.append({"json": text, "fields": fields, "binary_image_fields": binary_image_fields, "error": error})
+    return _arrow(rows, AVRO_WRITER_SCHEMA)
 
 
 def cdc_check_base64(values: pa.Array) -> pa.Array:
@@ -131,7 +135,7 @@ UDFS: dict[str, tuple[Callable[..., pa.Array], StructType]] = {
     "cdc_dts_envelope": (cdc_dts_envelope, DTS_ENVELOPE),
     "cdc_dts_decode": (cdc_dts_decode, DTS_ENTRIES),
     "cdc_mongo_shell_to_json": (cdc_mongo_shell_to_json, EXTENDED_JSON),
-    "cdc_drs_avro_to_json": (cdc_drs_avro_to_json, EXTENDED_JSON),
+    "cdc_drs_avro_writer_schema": (cdc_drs_avro_writer_schema, AVRO_WRITER_SCHEMA),
     "cdc_check_base64": (cdc_check_base64, CHECK_RESULT),
 }
 

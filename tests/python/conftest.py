@@ -272,10 +272,8 @@ def drs_avro_record(record: dict) -> bytes:
 
     import fastavro
 
-    from python_udfs.huawei_drs_avro import load_schema
-
     buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, load_schema(str(DRS_AVRO_SCHEMA)), record)
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(json.loads(DRS_AVRO_SCHEMA.read_text())), record)
     return buffer.getvalue()
 
 

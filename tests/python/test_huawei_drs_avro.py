@@ -1,83 +1,65 @@
-"""Huawei DRS Avro: schemaless records written with a schema that follows the DRS JSON field list, using
-the values of the vendor's JSON UPDATE example (seed 004), decoded back to DRS JSON."""
+"""Huawei DRS Avro writer schemas: what the staging model reads before from_avro plans with the schema.
+A schema Spark could not plan with is refused with a reason, so every message is quarantined with it
+instead of failing the build of every DRS format."""
 
-import io
 import json
 from pathlib import Path
 
-import fastavro
 import pytest
 
-from python_udfs.huawei_drs_avro import avro_to_json_or_error, load_schema
+from python_udfs.huawei_drs_avro import writer_schema_or_error
 
-SCHEMA_PATH = str(Path(__file__).parents[2] / "sample_data" / "drs_record.avsc")
-
-VENDOR_UPDATE = {
-    "id": 27677,
-    "es": 1624614713000,
-    "ts": 1625058726990,
-    "database": "test01",
-    "table": "test ",
-    "type": "UPDATE",
-    "isDdl": False,
-    "sql": "",
-    "mysqlType": {"id": "int", "c10": "varchar", "c9": "decimal", "c5": "timestamp"},
-    "sqlType": {"id": 4, "c10": 12, "c9": 3, "c5": 93},
-    "data": [{"id": "104", "c10": "华为云huaweicloud", "c9": "9874510357", "c5": "1624614713.201"}],
-    "old": [{"id": "103", "c10": "华为云huaweicloud", "c9": "9874510357", "c5": None}],
-    "pkNames": ["id"],
-}
+SCHEMA_PATH = Path(__file__).parents[2] / "sample_data" / "drs_record.avsc"
 
 
-def schemaless(record: dict) -> bytes:
-    buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, load_schema(SCHEMA_PATH), record)
-    return buffer.getvalue()
+def image_field(name: str, values: object) -> dict:
+    return {"name": name, "type": ["null", {"type": "array", "items": {"type": "map", "values": values}}]}
 
 
-def test_a_record_reads_back_as_the_drs_json_it_carries():
-    text, error = avro_to_json_or_error(schemaless(VENDOR_UPDATE), SCHEMA_PATH)
+def write_schema(tmp_path: Path, fields: list[dict]) -> str:
+    path = tmp_path / "record.avsc"
+    path.write_text(json.dumps({"type": "record", "name": "Record", "fields": fields}))
+    return str(path)
+
+
+def test_the_sample_schema_gives_its_text_and_fields():
+    text, fields, binary_image_fields, error = writer_schema_or_error(str(SCHEMA_PATH))
     assert error is None
-    assert json.loads(text) == VENDOR_UPDATE
+    assert json.loads(text) == json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    assert "\n" not in text
+    assert fields == [
+        "id", "es", "ts", "database", "table", "type", "isDdl", "sql",
+        "mysqlType", "sqlType", "data", "old", "pkNames",
+    ]  # fmt: skip
+    assert binary_image_fields == []
 
 
-def test_ddl_record_with_null_images():
-    ddl = {
-        **VENDOR_UPDATE,
-        "type": "DDL",
-        "isDdl": True,
-        "sql": "ALTER TABLE t ADD c int",
-        "data": None,
-        "old": None,
-        "mysqlType": None,
-        "sqlType": None,
-        "pkNames": None,
-    }
-    text, error = avro_to_json_or_error(schemaless(ddl), SCHEMA_PATH)
-    assert (json.loads(text), error) == (ddl, None)
+def test_images_written_as_bytes_are_named(tmp_path):
+    path = write_schema(
+        tmp_path, [{"name": "id", "type": "long"}, image_field("data", ["null", "bytes"]), image_field("old", "string")]
+    )
+    assert writer_schema_or_error(path)[1:] == (["id", "data", "old"], ["data"], None)
 
 
 @pytest.mark.parametrize(
-    ("value", "reason_start"),
+    ("content", "reason"),
     [
-        (None, "message value is null"),
-        (b"", "not a Huawei DRS Avro record for drs_record.avsc: EOFError"),
-        (b"\x02", "not a Huawei DRS Avro record for drs_record.avsc: EOFError"),
+        (None, "cannot be read: FileNotFoundError"),
+        ("{not json", "cannot be read: JSONDecodeError"),
+        ('{"type": "record", "name": "R", "fields": [{"name": "id", "type": "no_such_type"}]}', "cannot be read: "),
+        ('"string"', "is not an Avro record schema"),
+        ('{"type": "record", "name": "R", "fields": []}', "is not an Avro record schema with fields"),
+        (
+            json.dumps({"type": "record", "name": "R", "fields": [image_field("data", "int")]}),
+            "field data is not an array of maps of string or bytes",
+        ),
     ],
 )
-def test_bad_bytes_get_a_reason(value, reason_start):
-    text, error = avro_to_json_or_error(value, SCHEMA_PATH)
-    assert text is None
-    assert error.startswith(reason_start)
-
-
-def test_trailing_bytes_are_not_ignored():
-    text, error = avro_to_json_or_error(schemaless(VENDOR_UPDATE) + b"\x00", SCHEMA_PATH)
-    assert text is None
-    assert error == "not a Huawei DRS Avro record for drs_record.avsc: ValueError: 1 bytes left after the record"
-
-
-def test_truncated_record():
-    text, error = avro_to_json_or_error(schemaless(VENDOR_UPDATE)[:-5], SCHEMA_PATH)
-    assert text is None
-    assert error.startswith("not a Huawei DRS Avro record for drs_record.avsc: ")
+def test_a_schema_spark_could_not_plan_with_is_a_reason(tmp_path, content, reason):
+    path = tmp_path / "record.avsc"
+    if content is not None:
+        path.write_text(content)
+    text, fields, binary_image_fields, error = writer_schema_or_error(str(path))
+    assert (text, fields, binary_image_fields) == (None, [], [])
+    assert error.startswith(f"writer schema {path}")
+    assert reason in error

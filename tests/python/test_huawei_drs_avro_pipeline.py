@@ -4,12 +4,13 @@ the test writer schema (sample_data/drs_record.avsc, which follows the DRS JSON 
 Expected rows are written out by hand from the records in conftest.
 """
 
+import io
+import json
 from datetime import datetime
 
-from conftest import DRS_AVRO_RECORDS, DRS_AVRO_TYPES, dbt_show_in_process, drs_avro_record
+import fastavro
+from conftest import DRS_AVRO_SCHEMA, DRS_AVRO_TYPES, dbt_show_in_process
 from test_huawei_drs_json import comparable_event_rows, event_rows, read_table
-
-from python_udfs.huawei_drs_avro import avro_to_json_or_error
 
 TOPIC = "huawei_drs_avro.records"
 BAD_TOPIC = "huawei_drs_avro.bad_records"
@@ -76,7 +77,7 @@ EXPECTED_EVENTS = [
         "ddl_sql": "CREATE TABLE `test` ( `id` int(11) NOT NULL, PRIMARY KEY (`id`))",
     },
 ]
-NOT_A_RECORD = "not a Huawei DRS Avro record for drs_record.avsc: "
+NOT_A_RECORD = f"not a Huawei DRS Avro record of the writer schema {DRS_AVRO_SCHEMA}"
 NO_SCHEMA = "no writer schema configured for Huawei DRS Avro (var huawei_drs_avro_schema / env CDC_DRS_AVRO_SCHEMA)"
 
 
@@ -93,23 +94,73 @@ def test_bad_records_are_quarantined_with_reason_and_bytes(spark, built_warehous
     )
     assert [(q.source_format, q.kafka_offset) for q in quarantined] == [("huawei_drs_avro", n) for n in range(4)]
     truncated, garbage, trailing, unknown_op = quarantined
-    assert truncated.reason.startswith(NOT_A_RECORD + "EOFError")
-    assert garbage.reason.startswith(NOT_A_RECORD)
-    assert trailing.reason == NOT_A_RECORD + "ValueError: 1 bytes left after the record"
+    assert truncated.reason == NOT_A_RECORD + " (from_avro could not read it)"
+    assert garbage.reason == NOT_A_RECORD + " (from_avro could not read it)"
+    assert trailing.reason == NOT_A_RECORD + ": 1 bytes left after the record"
     assert unknown_op.reason == "unknown operation type: MERGE"
     assert bytes(garbage.raw_value) == b"\xff\xfe\xfd garbage, not an Avro record"
     assert event_rows(spark, built_warehouse, BAD_TOPIC) == []
 
 
-def test_without_a_writer_schema_every_message_gets_a_reason_and_the_udf_is_not_called(spark, dbt_work_dir):
-    sql = "select {{ huawei_drs_avro_decoded('value') }}.error as reason from values (cast('x' as binary)) as t(value)"
-    rows = dbt_show_in_process(spark, dbt_work_dir, sql, dbt_vars={"huawei_drs_avro_schema": ""})
-    # The UDF with an empty path would say "writer schema  cannot be read": the reason shows it was not called.
-    assert rows == [{"reason": NO_SCHEMA}]
+def writer_schema_reason(spark, dbt_work_dir, schema_path: str) -> str:
+    sql = "select {{ cdc_sql_string(huawei_drs_avro_writer_schema().error) }} as reason"
+    (row,) = dbt_show_in_process(spark, dbt_work_dir, sql, dbt_vars={"huawei_drs_avro_schema": schema_path})
+    return row["reason"]
 
 
-def test_an_unreadable_writer_schema_is_a_reason_not_an_exception(tmp_path):
+def test_without_a_writer_schema_every_message_gets_a_reason(spark, dbt_work_dir):
+    assert writer_schema_reason(spark, dbt_work_dir, "") == NO_SCHEMA
+
+
+def test_an_unreadable_writer_schema_is_a_reason_not_a_failed_build(spark, dbt_work_dir, tmp_path):
     missing = tmp_path / "missing.avsc"
-    text, error = avro_to_json_or_error(drs_avro_record(DRS_AVRO_RECORDS["insert"]), str(missing))
-    assert text is None
-    assert error.startswith(f"writer schema {missing} cannot be read: FileNotFoundError")
+    assert writer_schema_reason(spark, dbt_work_dir, str(missing)).startswith(
+        f"writer schema {missing} cannot be read: FileNotFoundError"
+    )
+
+
+def test_images_written_as_avro_bytes_become_base64_and_absent_fields_null(spark, dbt_work_dir, tmp_path):
+    # A writer schema other than the sample's: no ts, no sql, images of bytes, fields in another order.
+    image = ["null", {"type": "array", "items": {"type": "map", "values": ["null", "bytes"]}}]
+    schema = {
+        "type": "record",
+        "name": "Record",
+        "fields": [
+            {"name": "type", "type": "string"},
+            {"name": "id", "type": "long"},
+            {"name": "table", "type": "string"},
+            {"name": "data", "type": image},
+            {"name": "old", "type": image},
+        ],
+    }
+    path = tmp_path / "bytes_record.avsc"
+    path.write_text(json.dumps(schema))
+    buffer = io.BytesIO()
+    record = {"type": "INSERT", "id": 9, "table": "t", "data": [{"c": b"jgo", "n": None}], "old": None}
+    fastavro.schemaless_writer(buffer, fastavro.parse_schema(schema), record)
+    sql = f"""
+        {{% set writer = huawei_drs_avro_writer_schema() %}}
+        select
+            message.type, message.id, message.table, message.ts, message.sql, message.old,
+            to_json(message.data) as data, error
+        from (
+            select
+                {{{{ huawei_drs_avro_message('record', writer) }}}} as message,
+                {{{{ huawei_drs_avro_error('value', 'record', writer) }}}} as error
+            from (
+                select value, {{{{ huawei_drs_avro_record('value', writer) }}}} as record
+                from values (unhex('{buffer.getvalue().hex()}')) as messages (value)
+            ) as records
+        ) as messages
+    """
+    (row,) = dbt_show_in_process(spark, dbt_work_dir, sql, dbt_vars={"huawei_drs_avro_schema": str(path)})
+    assert row == {
+        "type": "INSERT",
+        "id": 9,
+        "table": "t",
+        "ts": None,
+        "sql": None,
+        "old": None,
+        "data": '[{"c":"amdv","n":null}]',
+        "error": None,
+    }

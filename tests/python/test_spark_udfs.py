@@ -88,11 +88,17 @@ def test_mongo_shell_documents_become_extended_json_in_spark(spark):
     ]
 
 
-def test_drs_avro_records_become_drs_json_in_spark(spark):
-    from test_huawei_drs_avro import SCHEMA_PATH, VENDOR_UPDATE, schemaless
+def test_drs_avro_writer_schema_is_read_in_spark(spark, tmp_path):
+    from test_huawei_drs_avro import SCHEMA_PATH
 
-    frame = spark.createDataFrame([(schemaless(VENDOR_UPDATE),), (b"\x02",)], "value binary")
-    rows = frame.selectExpr(f"cdc_drs_avro_to_json(value, '{SCHEMA_PATH}') as converted").collect()
-    assert json.loads(rows[0].converted.json) == VENDOR_UPDATE
-    assert rows[1].converted.json is None
-    assert rows[1].converted.error.startswith("not a Huawei DRS Avro record for drs_record.avsc: EOFError")
+    missing = tmp_path / "missing.avsc"
+    frame = spark.createDataFrame([(str(SCHEMA_PATH),), (str(missing),)], "path string")
+    read, unreadable = frame.selectExpr("cdc_drs_avro_writer_schema(path) as schema").collect()
+    assert json.loads(read.schema.json)["name"] == "Record"
+    assert (read.schema.fields[:3], read.schema.binary_image_fields, read.schema.error) == (
+        ["id", "es", "ts"],
+        [],
+        None,
+    )
+    assert unreadable.schema.json is None
+    assert unreadable.schema.error.startswith(f"writer schema {missing} cannot be read: FileNotFoundError")

@@ -2,9 +2,12 @@
 
 {#
     One row per landed message of the three DRS JSON-shaped formats (huawei_drs_json, huawei_drs_jsonc,
-    huawei_drs_avro), parsed with one schema: the forms differ per row only in how the bytes become DRS
-    JSON text (UTF-8, or an Avro record read with the writer schema) and where a DELETE carries its rows.
+    huawei_drs_avro), in one message shape: the forms differ per row only in how the bytes become that
+    message (UTF-8 JSON text read by from_json, or an Avro record read by from_avro with the writer schema)
+    and where a DELETE carries its rows.
 #}
+
+{%- set avro_writer = huawei_drs_avro_writer_schema() %}
 
 with
 
@@ -14,7 +17,7 @@ drs_forms as (
     from values
         ('huawei_drs_json', 'old', 'Huawei DRS JSON'),
         ('huawei_drs_jsonc', 'data', 'Huawei DRS JSON-C'),
-        ('huawei_drs_avro', 'old', 'Huawei DRS (Avro record rendered as DRS JSON)')
+        ('huawei_drs_avro', 'old', 'Huawei DRS Avro')
             as drs_forms (source_format, deleted_rows_in, format_label)
 ),
 
@@ -22,30 +25,48 @@ landed as (
     {{ landed_messages(cdc_formats(staging='huawei_drs')) }}
 ),
 
-decoded as (
+json_texts as (
     select
         landed.*,
         cdc_decode_utf8(landed.value) as decoded_text
     from landed
     where landed.source_format != 'huawei_drs_avro'
-    union all
+),
+
+avro_records as (
     select
         landed.*,
-        {{ huawei_drs_avro_decoded('landed.value') }} as decoded_text
+        {% if avro_writer.error -%}
+            cast(null as boolean) as avro_record
+        {%- else -%}
+            {{ huawei_drs_avro_record('landed.value', avro_writer) }} as avro_record
+        {%- endif %}
     from landed
     where landed.source_format = 'huawei_drs_avro'
 ),
 
 parsed as (
     select
-        decoded.*,
+        json_texts.* except (decoded_text),
+        json_texts.decoded_text.error as decode_error,
         from_json(
-            decoded.decoded_text.text,
+            json_texts.decoded_text.text,
             '{{ huawei_drs_json_schema() }}',
             map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
-        ) as message,
-        coalesce(message.type, message.opType) as vendor_operation
-    from decoded
+        ) as message
+    from json_texts
+    union all
+    select
+        avro_records.* except (avro_record),
+        {% if avro_writer.error -%}
+            {{ cdc_sql_string(avro_writer.error) }} as decode_error,
+            from_json(cast(null as string), '{{ huawei_drs_json_schema() }}') as message
+        {%- else -%}
+            {{ huawei_drs_avro_error('avro_records.value', 'avro_records.avro_record', avro_writer) }}
+                as decode_error,
+            {{ huawei_drs_avro_message('avro_records.avro_record', avro_writer) }} as message
+        {%- endif %}
+    from avro_records
 ),
 
 operation_codes as (
@@ -59,6 +80,7 @@ operation_codes as (
 classified as (
     select
         parsed.*,
+        coalesce(parsed.message.type, parsed.message.opType) as vendor_operation,
         operation_codes.op,
         drs_forms.deleted_rows_in,
         drs_forms.format_label,
@@ -69,7 +91,7 @@ classified as (
     left join operation_codes
         on
             parsed.source_format = operation_codes.source_format
-            and parsed.vendor_operation = operation_codes.vendor_operation
+            and coalesce(parsed.message.type, parsed.message.opType) = operation_codes.vendor_operation
 ),
 
 checked as (
@@ -77,7 +99,7 @@ checked as (
     select
         classified.*,
         case
-            when classified.decoded_text.error is not null then classified.decoded_text.error
+            when classified.decode_error is not null then classified.decode_error
             when classified.message is null then 'empty message'
             when classified.message._corrupt_record is not null
                 then concat('not a ', classified.format_label, ' message (malformed JSON or wrong field types)')
