@@ -22,18 +22,18 @@
 
 
 {#
-    The top-level fields of an Extended JSON document as map<string, string>, each value as its JSON text:
-    strings quoted and escaped, numbers, booleans, arrays and objects (Extended JSON wrappers such as
-    {"$oid": "…"} included) as compact JSON in their own field order; a JSON null is a null value.
-    Null when the text is not a JSON object.
+    The top-level fields of an Extended JSON document (the text of a `$set`) as map<string, string>, each
+    value as its JSON text: strings quoted and escaped, numbers, booleans, arrays and objects (Extended JSON
+    wrappers such as {"$oid": "…"} included) as compact JSON in their own field order; a JSON null is a null
+    value. Null when the text is not a JSON object. The text is parsed twice, not once per field: as text
+    values (which keep objects' field order) and as variants (which tell a string from other values).
 #}
 {% macro mongo_document_fields(json_text) %}
-    transform_values(
+    map_zip_with(
         from_json({{ json_text }}, 'map<string, string>'),
-        (field_name, field_text) -> if(
-            schema_of_variant(from_json({{ json_text }}, 'map<string, variant>')[field_name]) = 'STRING',
-            to_json(from_json({{ json_text }}, 'map<string, variant>')[field_name]),
-            field_text
+        from_json({{ json_text }}, 'map<string, variant>'),
+        (field_name, field_text, field_value) -> if(
+            schema_of_variant(field_value) = 'STRING', to_json(field_value), field_text
         )
     )
 {% endmacro %}

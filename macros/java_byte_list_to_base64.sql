@@ -33,7 +33,7 @@
 #}
 {% macro hex_text_to_base64(value) %}
     if(
-        {{ value }} rlike '^(\\\\x)?([0-9a-fA-F]{2})*$',
+        {{ value }} rlike '^(\\\\x)?([0-9a-fA-F]{2})*\\z',
         {{ unchunked_base64("unhex(regexp_extract(" ~ value ~ ", '([0-9a-fA-F]*)$', 1))") }},
         {{ value }}
     )

@@ -243,8 +243,10 @@ def _relaxed(value: Any) -> Any:
     return value
 
 
-def shell_to_extended_json(text: str | None) -> tuple[str | None, str | None]:
-    """(Extended JSON v2 relaxed text, None), or (None, reason) for input that does not parse."""
+def shell_to_fields(text: str | None) -> tuple[dict[str, str | None] | None, str | None]:
+    """The document's top-level fields, each value as compact Extended JSON v2 relaxed text (a null value
+    as None), parsed once; ``(None, None)`` for null text or a value that is not a document, and
+    ``(None, reason)`` for text that does not parse."""
     if text is None:
         return None, None
     try:
@@ -253,4 +255,9 @@ def shell_to_extended_json(text: str | None) -> tuple[str | None, str | None]:
         return None, f"not a MongoDB shell document: {exc}"
     except RecursionError:
         return None, "not a MongoDB shell document: nested too deeply"
-    return json.dumps(_relaxed(document), ensure_ascii=False, separators=(", ", ": ")), None
+    if not isinstance(document, dict):
+        return None, None
+    return {
+        name: None if value is None else json.dumps(_relaxed(value), ensure_ascii=False, separators=(",", ":"))
+        for name, value in document.items()
+    }, None

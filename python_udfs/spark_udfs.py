@@ -7,7 +7,6 @@ never fails a batch: its reason travels with the row to the quarantine model.
 from collections.abc import Callable
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from google.protobuf.message import DecodeError
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import arrow_udf
@@ -26,22 +25,15 @@ from pyspark.sql.types import (
 
 from python_udfs import tencent_dts
 from python_udfs.huawei_drs_avro import writer_schema_or_error
-from python_udfs.mongo_shell import shell_to_extended_json
-from python_udfs.strict_base64 import first_invalid_base64
-from python_udfs.text import decode_utf8
+from python_udfs.mongo_shell import shell_to_fields
 
 
 def _struct(**fields: DataType) -> StructType:
     return StructType([StructField(name, data_type) for name, data_type in fields.items()])
 
 
-DECODED_TEXT = _struct(text=StringType(), error=StringType())
-
-# A payload rendered as JSON text for from_json in SQL, or the reason it could not be.
-EXTENDED_JSON = _struct(json=StringType(), error=StringType())
-
-# Only an error: null when every checked value is valid.
-CHECK_RESULT = _struct(error=StringType())
+# A MongoDB shell document's top-level fields as Extended JSON text, or the reason it does not parse.
+DOCUMENT_FIELDS = _struct(fields=MapType(StringType(), StringType()), error=StringType())
 
 AVRO_WRITER_SCHEMA = _struct(
     json=StringType(), fields=ArrayType(StringType()), binary_image_fields=ArrayType(StringType()), error=StringType()
@@ -75,20 +67,6 @@ def _arrow(rows: list[dict], spark_type: StructType) -> pa.Array:
     return pa.array(rows, type=to_arrow_type(spark_type))
 
 
-def cdc_decode_utf8(values: pa.Array) -> pa.Array:
-    """Message bytes to UTF-8 text: Arrow validates whole batches, rows are decoded one by one
-    only in a batch holding a null, invalid UTF-8 or a byte-order mark."""
-    if values.null_count == 0:
-        try:
-            texts = values.cast(pa.string())
-        except pa.ArrowInvalid:
-            texts = None
-        if texts is not None and not pc.any(pc.starts_with(texts, "\ufeff")).as_py():
-            return pa.StructArray.from_arrays([texts, pa.nulls(len(values), pa.string())], names=["text", "error"])
-    decoded = [decode_utf8(v) for v in values.to_pylist()]
-    return _arrow([{"text": text, "error": error} for text, error in decoded], DECODED_TEXT)
-
-
 def _envelope(value: bytes | None) -> dict:
     if value is None:
         return {"error": "message value is null"}
@@ -110,10 +88,10 @@ def cdc_dts_decode(data: pa.Array) -> pa.Array:
     return _arrow([{"events": events, "error": error} for events, error in decoded], DTS_ENTRIES)
 
 
-def cdc_mongo_shell_to_json(documents: pa.Array) -> pa.Array:
-    """MongoDB shell-syntax text (Huawei DRS DDS `value` / `where`) -> Extended JSON v2 relaxed."""
-    converted = [shell_to_extended_json(text) for text in documents.to_pylist()]
-    return _arrow([{"json": text, "error": error} for text, error in converted], EXTENDED_JSON)
+def cdc_mongo_shell_fields(documents: pa.Array) -> pa.Array:
+    """MongoDB shell-syntax text (Huawei DRS DDS `value` / `where`) -> top-level field -> Extended JSON text."""
+    parsed = [shell_to_fields(text) for text in documents.to_pylist()]
+    return _arrow([{"fields": fields, "error": error} for fields, error in parsed], DOCUMENT_FIELDS)
 
 
 def cdc_drs_avro_writer_schema(paths: pa.Array) -> pa.Array:
@@ -125,18 +103,11 @@ def cdc_drs_avro_writer_schema(paths: pa.Array) -> pa.Array:
     return _arrow(rows, AVRO_WRITER_SCHEMA)
 
 
-def cdc_check_base64(values: pa.Array) -> pa.Array:
-    """map<string,string> of name -> text: the first value (in name order) that is not strict base64."""
-    return _arrow([{"error": first_invalid_base64(named)} for named in values.to_pylist()], CHECK_RESULT)
-
-
 UDFS: dict[str, tuple[Callable[..., pa.Array], StructType]] = {
-    "cdc_decode_utf8": (cdc_decode_utf8, DECODED_TEXT),
     "cdc_dts_envelope": (cdc_dts_envelope, DTS_ENVELOPE),
     "cdc_dts_decode": (cdc_dts_decode, DTS_ENTRIES),
-    "cdc_mongo_shell_to_json": (cdc_mongo_shell_to_json, EXTENDED_JSON),
+    "cdc_mongo_shell_fields": (cdc_mongo_shell_fields, DOCUMENT_FIELDS),
     "cdc_drs_avro_writer_schema": (cdc_drs_avro_writer_schema, AVRO_WRITER_SCHEMA),
-    "cdc_check_base64": (cdc_check_base64, CHECK_RESULT),
 }
 
 

@@ -3,45 +3,6 @@
 import json
 
 
-def test_decode_utf8_is_registered_and_decodes_a_clean_batch(spark):
-    rows = spark.sql(
-        "select cdc_decode_utf8(cast(text as binary)) as decoded from values ('{}'), ('王芳') as t(text)"
-    ).collect()
-    assert [(r.decoded.text, r.decoded.error) for r in rows] == [("{}", None), ("王芳", None)]
-
-
-def test_one_bad_value_does_not_fail_the_batch_and_carries_its_reason(spark):
-    rows = spark.sql(
-        """
-        select cdc_decode_utf8(value) as decoded
-        from values (X'7B7D'), (X'7BFF7D'), (null), (X'EFBBBF5B5D') as t(value)
-        """
-    ).collect()
-    assert [(r.decoded.text, r.decoded.error) for r in rows] == [
-        ("{}", None),
-        (None, "value is not valid UTF-8: byte 1 (b'\\xff')"),
-        (None, "message value is null"),
-        ("[]", None),
-    ]
-
-
-def test_decode_utf8_over_many_arrow_batches(spark):
-    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "100")
-    try:
-        result = spark.sql(
-            """
-            select count(*) as total, count(decoded.text) as decoded, count(decoded.error) as failed
-            from (
-                select cdc_decode_utf8(if(id = 777, X'C3', cast(cast(id as string) as binary))) as decoded
-                from range(2000)
-            )
-            """
-        ).first()
-    finally:
-        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
-    assert (result.total, result.decoded, result.failed) == (2000, 1999, 1)
-
-
 def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
     from conftest import dts_envelope, dts_heartbeat_entries
 
@@ -74,15 +35,15 @@ def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
     assert decoded[1].entries.error == "bytes are not a Tencent DTS Entries message (protobuf decode failed)"
 
 
-def test_mongo_shell_documents_become_extended_json_in_spark(spark):
+def test_mongo_shell_documents_become_their_fields_in_spark(spark):
     rows = spark.sql(
         """
-        select cdc_mongo_shell_to_json(document) as converted
+        select cdc_mongo_shell_fields(document) as converted
         from values ('{"_id": ObjectId("64650cf67dc36a464e76e583")}'), ('{"a": Code("x")}'), (null) as t(document)
         """
     ).collect()
-    assert [(r.converted.json, r.converted.error) for r in rows] == [
-        ('{"_id": {"$oid": "64650cf67dc36a464e76e583"}}', None),
+    assert [(r.converted.fields, r.converted.error) for r in rows] == [
+        ({"_id": '{"$oid":"64650cf67dc36a464e76e583"}'}, None),
         (None, "not a MongoDB shell document: unknown constructor Code at character 10"),
         (None, None),
     ]

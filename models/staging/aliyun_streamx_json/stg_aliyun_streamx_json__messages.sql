@@ -9,7 +9,7 @@ landed as (
 decoded as (
     select
         landed.*,
-        cdc_decode_utf8(landed.value) as decoded_text
+        {{ cdc_decoded_text('landed.value') }} as decoded_text
     from landed
 ),
 
@@ -96,34 +96,39 @@ checked_shape as (
     from classified
 ),
 
-checked_bytes as (
+bytes_values as (
     select
         checked_shape.*,
-        -- BYTES values of both images, named before.<column> / after.<column>, checked as strict base64.
-        cdc_check_base64(
-            if(
-                checked_shape.shape_error is null,
-                map_concat(
-                    cast(map() as map <string, string>),
-                    transform_keys(
-                        map_filter(
-                            coalesce(checked_shape.before_image, cast(map() as map <string, string>)),
-                            (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
-                        ),
-                        (column_name, column_value) -> concat('before.', column_name)
+        -- BYTES values of both images, named before.<column> / after.<column>, to check as strict base64.
+        if(
+            checked_shape.shape_error is null,
+            map_concat(
+                cast(map() as map <string, string>),
+                transform_keys(
+                    map_filter(
+                        coalesce(checked_shape.before_image, cast(map() as map <string, string>)),
+                        (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
                     ),
-                    transform_keys(
-                        map_filter(
-                            coalesce(checked_shape.after_image, cast(map() as map <string, string>)),
-                            (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
-                        ),
-                        (column_name, column_value) -> concat('after.', column_name)
-                    )
+                    (column_name, column_value) -> concat('before.', column_name)
                 ),
-                null
-            )
-        ).error as base64_error
+                transform_keys(
+                    map_filter(
+                        coalesce(checked_shape.after_image, cast(map() as map <string, string>)),
+                        (column_name, column_value) -> array_contains(checked_shape.base64_columns, column_name)
+                    ),
+                    (column_name, column_value) -> concat('after.', column_name)
+                )
+            ),
+            null
+        ) as base64_values
     from checked_shape
+),
+
+checked_bytes as (
+    select
+        bytes_values.*,
+        {{ first_invalid_base64('bytes_values.base64_values') }} as base64_error
+    from bytes_values
 ),
 
 checked as (

@@ -9,7 +9,7 @@ landed as (
 decoded as (
     select
         landed.*,
-        cdc_decode_utf8(landed.value) as decoded_text
+        {{ cdc_decoded_text('landed.value') }} as decoded_text
     from landed
 ),
 

@@ -28,7 +28,7 @@ landed as (
 json_texts as (
     select
         landed.*,
-        cdc_decode_utf8(landed.value) as decoded_text
+        {{ cdc_decoded_text('landed.value') }} as decoded_text
     from landed
     where landed.source_format != 'huawei_drs_avro'
 ),

@@ -9,7 +9,7 @@ landed as (
 decoded as (
     select
         landed.*,
-        cdc_decode_utf8(landed.value) as decoded_text
+        {{ cdc_decoded_text('landed.value') }} as decoded_text
     from landed
 ),
 
@@ -42,20 +42,20 @@ classified as (
         on parsed.message.op = operation_codes.vendor_operation
 ),
 
--- The shell-syntax documents as Extended JSON v2 relaxed text (struct<json, error>).
+-- The shell-syntax documents, parsed once: top-level field -> Extended JSON v2 relaxed text.
 converted as (
     select
         classified.*,
-        cdc_mongo_shell_to_json(classified.message.value) as value_json,
-        cdc_mongo_shell_to_json(classified.message.where) as where_json
+        cdc_mongo_shell_fields(classified.message.value) as value_document,
+        cdc_mongo_shell_fields(classified.message.where) as where_document
     from classified
 ),
 
 documents as (
     select
         converted.*,
-        {{ mongo_document_fields('converted.value_json.json') }} as value_fields,
-        {{ mongo_document_fields('converted.where_json.json') }} as where_fields
+        converted.value_document.fields as value_fields,
+        converted.where_document.fields as where_fields
     from converted
 ),
 
@@ -84,8 +84,10 @@ checked as (
             when update_operators.op = 'ddl' then null
             when update_operators.message.coll is null then 'row change without a collection name (coll)'
             when update_operators.message.value is null then concat(update_operators.message.op, ' without value')
-            when update_operators.value_json.error is not null then concat('value: ', update_operators.value_json.error)
-            when update_operators.where_json.error is not null then concat('where: ', update_operators.where_json.error)
+            when update_operators.value_document.error is not null
+                then concat('value: ', update_operators.value_document.error)
+            when update_operators.where_document.error is not null
+                then concat('where: ', update_operators.where_document.error)
             when update_operators.value_fields is null then 'value is not a document'
             when update_operators.message.where is not null and update_operators.where_fields is null
                 then 'where is not a document'
