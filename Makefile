@@ -30,7 +30,7 @@ help:
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
 	@echo "make bench        BENCH_EVENTS (1,000,000) events: decode vs native, full and 1% incremental build, memory"
 	@echo "make bench-cluster the same through the cluster profile: local standalone master, two 1-core workers"
-	@echo "make bench-decode Tencent DTS decoding throughput -> bench/results/decode.json"
+	@echo "make bench-decode the decode figures of make bench alone: every format beside its baseline"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -125,7 +125,7 @@ bench-cluster: setup
 	$(BIN)/python bench/cluster.py
 
 bench-decode: setup
-	$(BIN)/python bench/decode.py
+	$(BIN)/python bench/run.py --decode-only
 
 clean:
 	rm -rf warehouse target logs

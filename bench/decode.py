@@ -1,107 +1,122 @@
-"""make bench-decode: Tencent DTS Protobuf decoding throughput, rows per second per core.
+"""Decode throughput of every format beside its baseline, on the same landed messages in the same session.
 
-200,000 generated DTS messages (one DML row each, 10 columns of mixed types) decoded by
-(a) the Spark UDF path (cdc_dts_decode, Arrow-batched, exploded to rows),
-(b) a pure-Python loop over python_udfs.tencent_dts.decode_entries,
-(c) Spark's native from_protobuf, when the spark-protobuf jar is in jars/lib.
-Writes bench/results/decode.json.
+- JSON formats: ``from_json`` with an explicit schema (inferred from one message) over the value as text;
+- ``huawei_drs_avro``: a bare ``from_avro`` with the writer schema;
+- ``tencent_dts_protobuf``: no ``from_protobuf`` exists for Spark 4 here, so a bare Python loop that parses
+  the same Envelopes and Entries with the protobuf runtime (upb) and flattens every row into a tuple: the
+  closest to native available.
+The project figure is the format's staging SQL, as the full build compiled it, evaluated again over all
+the format's messages into Spark's ``noop`` sink (DTS: its two staging models).
 """
 
-import json
-import os
-import random
-import sys
+import re
 import time
 from pathlib import Path
 
-from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
-from python_udfs.tencent_dts import decode_entries
+import yaml
 
-RESULTS = Path(__file__).resolve().parent / "results" / "decode.json"
-MESSAGES = int(os.environ.get("BENCH_DECODE_MESSAGES", "200000"))
+from cdc_lakehouse.formats import DBT_PROJECT
 
-
-def message(rng: random.Random, seq_id: int) -> bytes:
-    entry = pb.Entry()
-    header = entry.header
-    header.messageType = pb.DML
-    header.sourceType = pb.MYSQL
-    header.timestamp = 1772438400 + seq_id
-    header.fileName = "mysql-bin.000031"
-    header.position = 4 + seq_id * 190
-    header.schemaName = "shop"
-    header.tableName = "orders"
-    header.seqId = seq_id
-    dml = entry.event.dmlEvent
-    dml.dmlEventType = pb.INSERT
-    types = [
-        ("id", "bigint(20) unsigned", pb.UINT64),
-        ("qty", "int(11)", pb.INT32),
-        ("price", "decimal(10,2)", pb.DECIMAL),
-        ("ratio", "double", pb.FLOAT64),
-        ("name", "varchar(64)", pb.STRING),
-        ("city", "varchar(32)", pb.STRING),
-        ("payload", "blob", pb.BYTES),
-        ("created", "datetime", pb.STRING),
-        ("flag", "tinyint(1)", pb.INT8),
-        ("note", "text", pb.STRING),
-    ]
-    for name, original_type, _ in types:
-        dml.columns.add(name=name, originalType=original_type, isKey=name == "id")
-    values = dml.rows.add().newColumns
-    for name, _, data_type in types:
-        if name == "note" and rng.random() < 0.2:
-            values.add(dataType=pb.NIL)
-        elif data_type == pb.STRING:
-            text = {
-                "name": f"客户{rng.randint(1, 99999)}",
-                "city": rng.choice(["上海", "深圳", "Berlin"]),
-                "created": "2026-03-02 08:00:00",
-                "note": "备注" * rng.randint(0, 8),
-            }[name]
-            values.add(dataType=pb.STRING, charset="utf8mb4", bv=text.encode())
-        elif data_type == pb.BYTES:
-            values.add(dataType=pb.BYTES, bv=rng.randbytes(16))
-        else:
-            values.add(dataType=data_type, sv=str(rng.randint(0, 10**9) / (100 if data_type != pb.UINT64 else 1)))
-    return pb.Entries(items=[entry]).SerializeToString()
+# Staging models that decode each format; DTS decodes in two steps (envelopes, then reassembled entries).
+DECODE_MODELS = {
+    "tencent_dts_protobuf": ["stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"],
+}
 
 
-def main() -> None:
-    rng = random.Random(7)
-    messages = [message(rng, seq) for seq in range(MESSAGES)]
-
+def timed_noop(spark, sql: str) -> float:
     started = time.perf_counter()
-    rows = sum(len(decode_entries(m)) for m in messages)
-    python_seconds = time.perf_counter() - started
+    spark.sql(sql).write.format("noop").mode("overwrite").save()
+    return time.perf_counter() - started
 
-    from cdc_lakehouse.session import open_session, profile_spark_settings
 
-    spark = open_session(profile_spark_settings())
-    cores = spark.sparkContext.defaultParallelism
-    frame = spark.createDataFrame([(m,) for m in messages], "data binary").repartition(cores).cache()
-    frame.count()
+def flattened_dts_rows(values: list[bytes]) -> int:
+    """Parse Envelopes (joining split groups) and their Entries, one tuple per row or control entry."""
+    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
+
+    rows: list[tuple] = []
+    parts: list[bytes] = []
+    for value in values:
+        envelope = pb.Envelope.FromString(value)
+        parts.append(envelope.data)
+        if envelope.index + 1 < envelope.total:
+            continue
+        entries = pb.Entries.FromString(b"".join(parts))
+        parts = []
+        for entry in entries.items:
+            header = entry.header
+            if header.messageType != pb.DML:
+                rows.append((header.messageType, header.seqId, header.timestamp))
+                continue
+            dml = entry.event.dmlEvent
+            names = tuple(column.name for column in dml.columns)
+            for row in dml.rows:
+                rows.append(
+                    (
+                        header.seqId,
+                        header.schemaName,
+                        header.tableName,
+                        dml.dmlEventType,
+                        names,
+                        tuple(data.sv or data.bv for data in row.oldColumns),
+                        tuple(data.sv or data.bv for data in row.newColumns),
+                    )
+                )
+    return len(rows)
+
+
+def dts_python_loop_seconds(spark, landed: str) -> float:
+    values = [row.value for row in spark.sql(f"{landed} order by topic, kafka_partition, kafka_offset").collect()]
     started = time.perf_counter()
-    udf_rows = (
-        frame.selectExpr("explode(cdc_dts_decode(data).events) as event").where("event.after is not null").count()
-    )
-    udf_seconds = time.perf_counter() - started
-    assert udf_rows == rows == MESSAGES, (udf_rows, rows)
-
-    results = {
-        "messages": MESSAGES,
-        "cores": cores,
-        "udf": {"rows_per_s_per_core": round(rows / udf_seconds / cores), "seconds": round(udf_seconds, 2)},
-        "python_loop": {"rows_per_s_per_core": round(rows / python_seconds), "seconds": round(python_seconds, 2)},
-        "native_from_protobuf": {
-            "rows_per_s_per_core": None,
-            "unavailable": "spark-protobuf_2.13 is not in the Maven Central mirror this machine reaches",
-        },
-    }
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
-    print(json.dumps(results, indent=2))
+    flattened_dts_rows(values)
+    return time.perf_counter() - started
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def baseline(spark, source_format: str, landed: str, messages: int, cores: int, avro_schema: Path) -> dict:
+    from pyspark.sql import functions as F
+
+    if source_format == "tencent_dts_protobuf":
+        from google.protobuf.internal import api_implementation
+
+        seconds = dts_python_loop_seconds(spark, landed)
+        # One Python loop runs on one core.
+        return {
+            "baseline": f"python loop: protobuf ({api_implementation.Type()}) parse + flatten to tuples, 1 core",
+            "baseline_rows_per_s": round(messages / seconds),
+        }
+    if source_format == "huawei_drs_avro":
+        schema = avro_schema.read_text(encoding="utf-8").replace("\\", "\\\\").replace("'", "\\'")
+        sql = f"select from_avro(value, '{schema}') as record from ({landed}) as landed"
+        return {"baseline": "from_avro", "baseline_rows_per_s": round(messages / timed_noop(spark, sql) / cores)}
+    sample = spark.sql(f"{landed} limit 1").first().value.decode()
+    schema = spark.range(1).select(F.schema_of_json(F.lit(sample))).first()[0]
+    sql = f"select from_json(cast(value as string), '{schema}') as message from ({landed}) as landed"
+    return {"baseline": "from_json", "baseline_rows_per_s": round(messages / timed_noop(spark, sql) / cores)}
+
+
+def decode_figures(spark, compiled: Path, counts: dict[str, int], cores: int, avro_schema: Path) -> dict[str, dict]:
+    from cdc_lakehouse.landing_table import LANDING_TABLE
+
+    registry = yaml.safe_load(DBT_PROJECT.read_text())["vars"]["cdc_formats"]
+    figures = {}
+    for source_format, messages in counts.items():
+        staging = (registry[source_format] or {}).get("staging", source_format)
+        models = DECODE_MODELS.get(source_format, [f"stg_{staging}__messages"])
+        # A staging model that formats of one shape share reads only this format's messages here.
+        seconds = sum(
+            timed_noop(
+                spark,
+                re.sub(
+                    r"raw\.source_format in \([^)]*\)",
+                    f"raw.source_format in ('{source_format}')",
+                    (compiled / staging / f"{model}.sql").read_text(),
+                ),
+            )
+            for model in models
+        )
+        landed = f"select * from {LANDING_TABLE} where source_format = '{source_format}'"
+        figure = {"messages": messages, "rows_per_s": round(messages / seconds / cores)}
+        figure |= baseline(spark, source_format, landed, messages, cores, avro_schema)
+        figure["share_of_baseline"] = round(figure["rows_per_s"] / figure["baseline_rows_per_s"], 2)
+        figures[source_format] = figure
+        print(f"bench: {source_format}: {figure}", flush=True)
+    return figures

@@ -5,10 +5,9 @@
 2. The seeds load and the first scheduled run (`make build`: `dbt build --selector scheduled`) runs in
    this process on that session, from an empty warehouse: the full build time. Node times (models and
    snapshot, data tests; summed over dbt's threads) come from dbt's run_results.json.
-3. Decode throughput per format: the staging SQL of each format, as the full build compiled it, evaluated
-   again over all landed messages into Spark's `noop` sink, beside the native baseline on the same
-   messages (`from_json` with an explicit schema; `from_protobuf` / `from_avro` when their jars are in
-   jars/lib, else null with the reason).
+3. Decode throughput per format beside its baseline on the same messages (bench/decode.py: `from_json`
+   with an explicit schema, a bare `from_avro`, for DTS a bare Python protobuf loop). `make bench-decode`
+   (`--decode-only`) runs steps 1-3 only and replaces the `decode` figures of the results file.
 4. 1% more events are landed and the scheduled run runs again: the incremental time, with its ten slowest
    nodes; then once more with nothing landed, and the audit (`dbt build --selector audit`) once.
 5. Cost follows the batch: beforehand, the same 1% batch lands on a warehouse of a tenth of the events
@@ -19,31 +18,15 @@ Results: bench/results/latest.json and bench/results/latest.png (bench/cluster.p
 
 import json
 import os
-import re
 import shutil
 import sys
 import time
 from pathlib import Path
 
-import yaml
-
-from cdc_lakehouse.formats import DBT_PROJECT
-
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 WORK_DIR = PROJECT_DIR / "bench" / "work"
 RESULTS_DIR = PROJECT_DIR / "bench" / "results"
-# Staging models that decode each format; DTS decodes in two steps (envelopes, then reassembled entries).
-DECODE_MODELS = {
-    "tencent_dts_protobuf": ["stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"],
-}
-NATIVE_UNAVAILABLE = {
-    "tencent_dts_protobuf": "from_protobuf needs org.apache.spark:spark-protobuf_2.13, which the Maven mirror "
-    "this machine reaches does not serve",
-    "huawei_drs_avro": "from_avro needs org.apache.spark:spark-avro_2.13 for Spark 4.2, which the Maven mirror "
-    "this machine reaches does not serve",
-}
-
-
+COMPILED_STAGING = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
 LANDING_CHUNK = 100_000  # messages per landing commit: the driver never holds the whole load in Python
 # The warehouse of BENCH_EVENTS events uses the profile's schemas; the one a tenth of its size, beside it in
 # the same session, its own landing and target schemas.
@@ -149,53 +132,6 @@ def slowest_nodes(nodes: list[dict], count: int = 10) -> list[dict]:
     return [{"node": node["unique_id"].split(".", 2)[2], "s": round(node["execution_time"], 1)} for node in ranked]
 
 
-def timed_noop(spark, sql: str) -> float:
-    started = time.perf_counter()
-    spark.sql(sql).write.format("noop").mode("overwrite").save()
-    return time.perf_counter() - started
-
-
-def decode_figures(spark, counts: dict[str, int], cores: int) -> dict[str, dict]:
-    from pyspark.sql import functions as F
-
-    from cdc_lakehouse.landing_table import LANDING_TABLE
-
-    compiled = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"
-    registry = yaml.safe_load(DBT_PROJECT.read_text())["vars"]["cdc_formats"]
-    figures = {}
-    for source_format, messages in counts.items():
-        staging = (registry[source_format] or {}).get("staging", source_format)
-        models = DECODE_MODELS.get(source_format, [f"stg_{staging}__messages"])
-        # A staging model that formats of one shape share reads only this format's messages here.
-        seconds = sum(
-            timed_noop(
-                spark,
-                re.sub(
-                    r"raw\.source_format in \([^)]*\)",
-                    f"raw.source_format in ('{source_format}')",
-                    (compiled / staging / f"{model}.sql").read_text(),
-                ),
-            )
-            for model in models
-        )
-        landed = f"select value from {LANDING_TABLE} where source_format = '{source_format}'"
-        figure = {"messages": messages, "rows_per_s": round(messages / seconds / cores)}
-        if source_format in NATIVE_UNAVAILABLE:
-            figure.update(
-                baseline=None, baseline_rows_per_s=None, baseline_unavailable=NATIVE_UNAVAILABLE[source_format]
-            )
-        else:
-            sample = spark.sql(f"{landed} limit 1").first().value.decode()
-            schema = spark.range(1).select(F.schema_of_json(F.lit(sample))).first()[0]
-            native = timed_noop(
-                spark, f"select from_json(cast(value as string), '{schema}') as message from ({landed}) as landed"
-            )
-            figure.update(baseline="from_json", baseline_rows_per_s=round(messages / native / cores))
-        figures[source_format] = figure
-        print(f"bench: {source_format}: {figure}", flush=True)
-    return figures
-
-
 def peak_rss_mb(spark) -> dict[str, int]:
     """High-water marks of resident memory: the driver JVM and this Python process."""
 
@@ -223,7 +159,7 @@ def chart(results: dict, path: Path) -> None:
     figure, (decode_axis, build_axis) = plt.subplots(1, 2, figsize=(13, 5), gridspec_kw={"width_ratios": [3, 1]})
     positions = range(len(formats))
     decode_axis.bar([p - 0.2 for p in positions], project, 0.4, label="project path")
-    decode_axis.bar([p + 0.2 for p in positions], native, 0.4, label="native baseline (0: unavailable)")
+    decode_axis.bar([p + 0.2 for p in positions], native, 0.4, label="baseline (bench/decode.py)")
     decode_axis.set_xticks(list(positions), formats, rotation=30, ha="right")
     decode_axis.set_ylabel("rows / s / core")
     decode_axis.set_title(f"Decode, {results['events']:,} events, {results['cores']} cores")
@@ -243,7 +179,31 @@ def chart(results: dict, path: Path) -> None:
     figure.savefig(path, dpi=100)
 
 
-def main(results_name: str = "latest") -> int:
+def measure_decode(spark, events: int, seed: int, cores: int, results_name: str) -> int:
+    from bench.decode import decode_figures
+    from bench.generate import DRS_AVRO_SCHEMA
+
+    counts = land(spark, events, seed, first_seq=0)
+    warehouse = Warehouse()
+    warehouse.load_seeds("full")
+    warehouse.scheduled_run("full")
+    decode = decode_figures(spark, COMPILED_STAGING, counts, cores, DRS_AVRO_SCHEMA)
+    path = RESULTS_DIR / f"{results_name}.json"
+    results = json.loads(path.read_text()) if path.exists() else {}
+    if results.get("events") not in (None, events):
+        results = {}  # figures of another size are not mixed
+    results |= {"events": events, "messages": sum(counts.values()), "cores": cores, "decode": decode}
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    if "build" in results:
+        chart(results, RESULTS_DIR / f"{results_name}.png")
+    print(json.dumps(decode, indent=2))
+    return 0
+
+
+def main(results_name: str = "latest", decode_only: bool = False) -> int:
+    """The whole benchmark; with decode_only (make bench-decode), the full build and the decode figures
+    only, which replace the `decode` of the results file."""
     try:
         events = int(os.environ.get("BENCH_EVENTS", "1000000"))
         seed = int(os.environ.get("BENCH_SEED", "7"))
@@ -257,6 +217,7 @@ def main(results_name: str = "latest") -> int:
     WORK_DIR.mkdir(parents=True)
     os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
     sys.path.insert(0, str(PROJECT_DIR))
+    from bench.decode import decode_figures
     from bench.generate import DRS_AVRO_SCHEMA
 
     # The generated DRS Avro records are written with the test writer schema (the vendor's is not public).
@@ -266,6 +227,8 @@ def main(results_name: str = "latest") -> int:
 
     spark = open_session(profile_spark_settings())
     cores = spark.sparkContext.defaultParallelism
+    if decode_only:
+        return measure_decode(spark, events, seed, cores, results_name)
     # The batch both warehouses receive: the same 1% of BENCH_EVENTS messages.
     batch = {"events": events // 100, "seed": seed + 1, "first_seq": events}
 
@@ -288,7 +251,7 @@ def main(results_name: str = "latest") -> int:
             "select source_format, count(*) as messages from cdc.cdc_quarantine group by source_format"
         ).collect()
     }
-    decode = decode_figures(spark, counts, cores)
+    decode = decode_figures(spark, COMPILED_STAGING, counts, cores, DRS_AVRO_SCHEMA)
     land(spark, **batch)
     incremental = warehouse.scheduled_run("incremental")
     no_new_data = warehouse.scheduled_run("no_new_data")
@@ -328,4 +291,4 @@ def main(results_name: str = "latest") -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(decode_only="--decode-only" in sys.argv[1:]))
