@@ -21,7 +21,7 @@ T0_MS = 1_772_438_400_000  # 2026-03-02 08:00:00 UTC
 TABLES = [f"t{number:02d}" for number in range(20)]
 MYSQL_TYPES = {"id": "int(11)", "name": "varchar(64)", "amount": "decimal(12,2)", "updated": "datetime"}
 JDBC_TYPES = {"id": 4, "name": 12, "amount": 3, "updated": 93}
-DRS_AVRO_SCHEMA = Path(__file__).resolve().parents[1] / "tests" / "python" / "schemas" / "drs_record.avsc"
+DRS_AVRO_SCHEMA = Path(__file__).resolve().parents[1] / "sample_data" / "drs_record.avsc"
 
 
 @dataclass
