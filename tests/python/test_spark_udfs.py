@@ -63,3 +63,10 @@ def test_drs_avro_writer_schema_is_read_in_spark(spark, tmp_path):
     )
     assert unreadable.schema.json is None
     assert unreadable.schema.error.startswith(f"writer schema {missing} cannot be read: FileNotFoundError")
+
+
+def test_the_dts_event_struct_has_the_fields_the_decoder_fills_in_its_order():
+    from python_udfs.spark_udfs import DTS_EVENT
+    from python_udfs.tencent_dts import EVENT_FIELDS
+
+    assert tuple(DTS_EVENT.fieldNames()) == EVENT_FIELDS

@@ -121,6 +121,7 @@ def test_insert_values_per_data_type():
             "payload": base64.b64encode(b"\x00\xffjg").decode(),
             "created": "2021-05-17 07:22:42 +00:00",
         },
+        "ddl_sql": None,
     }
 
 
@@ -306,3 +307,18 @@ def test_round_trip_of_random_entries(dml_events, seq_id):
             image = {name: expected_text(v) for (name, _, _), v in zip(COLUMNS, row, strict=True) if v[0] != "absent"}
             expected.append((image, image, str(seq_id)))
     assert [(e["before"], e["after"], e["seq_id"]) for e in events] == expected
+
+
+def test_a_bad_entries_appends_nothing_to_the_columns_of_the_good_ones():
+    from python_udfs.tencent_dts import EventColumns
+
+    good = entries(dml_entry(pb.INSERT, COLUMNS[:1], [([], [data(T.UINT64, sv="1")])], seqId=1))
+    repeated_name = entries(
+        dml_entry(pb.INSERT, COLUMNS[:1], [([], [data(T.UINT64, sv="2")])], seqId=2),
+        dml_entry(pb.INSERT, [COLUMNS[0], COLUMNS[0]], [([], [data(T.UINT64, sv="3")] * 2)], seqId=3),
+    )
+    columns = EventColumns()
+    assert columns.add_entries_or_error(good) is None
+    assert columns.add_entries_or_error(repeated_name) == "undecodable value: columns repeat a name: id"
+    assert columns.add_entries_or_error(good) is None
+    assert [(event["seq_id"], event["after"]) for event in columns.rows()] == [("1", {"id": "1"}), ("1", {"id": "1"})]
