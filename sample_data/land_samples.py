@@ -35,7 +35,8 @@ def main(directories: list[str]) -> int:
         batches = []
         for source_format in SOURCE_FORMATS:
             for path in sorted((directory / source_format).glob("*")):
-                name, _, partition = path.stem.partition("#")
+                # A folder (one file per binary message) is named like a topic: dots belong to the name.
+                name, _, partition = (path.name if path.is_dir() else path.stem).partition("#")
                 topic = f"{source_format}.{name}"
                 if path.is_dir():
                     batches.extend(folder_batches(source_format, topic, int(partition or 0), sorted(path.iterdir())))

@@ -137,7 +137,7 @@ def huawei_drs_jsonc() -> list[str]:
 
 
 def huawei_drs_avro(schema: dict) -> list[bytes]:
-    """DRS Avro records of the same changes (writer schema: sample_data/huawei_drs_avro/record.avsc)."""
+    """DRS Avro records of the same changes (writer schema: sample_data/drs_record.avsc)."""
     import fastavro
 
     parsed = fastavro.parse_schema(schema)

@@ -37,3 +37,9 @@ def test_dbt_build_runs_on_a_standalone_master_with_two_workers(spark, tmp_path,
         assert len(list(work_dir.glob("app-*"))) == 2
     events = spark.read.format("delta").load(warehouse.table_path("cdc", "cdc_events"))
     assert events.where("topic = 'huawei_drs_json.shop.orders'").count() == 14
+    # Executors need the spark-avro jar and read the writer schema file (through a UDF) for DRS Avro: the
+    # sample's eight changes of shop.orders are one row each, and its last record is cut in half.
+    assert events.where("topic = 'huawei_drs_avro.shop.orders'").count() == 8
+    quarantine = spark.read.format("delta").load(warehouse.table_path("cdc", "cdc_quarantine"))
+    (truncated,) = quarantine.where("topic = 'huawei_drs_avro.shop.orders'").collect()
+    assert (truncated.kafka_offset, truncated.reason.endswith("(from_avro could not read it)")) == (8, True)
