@@ -1,7 +1,7 @@
 # make run   : set up from nothing, land the sample data (all nine formats), dbt build, print a summary
 # make test  : ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor examples in a temporary
 #              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it,
-#              then make test-slow, test-kafka and test-orchestration.
+#              then make test-slow, test-kafka, test-orchestration and test-cluster.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -10,12 +10,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 SPARK_JARS := jars/lib/.fetched
 KAFKA_BROKER_JARS := jars/kafka-broker/lib/.fetched
+EXECUTOR_ENV := target/executor-env.tar.gz
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker sample-data land seeds build audit run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -26,6 +27,7 @@ help:
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras, runs the hourly DAG and the Dagster assets"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
+	@echo "make executor-env the packed Python environment cluster executors run the UDFs with"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
 	@echo "make bench        BENCH_EVENTS (1,000,000) events: decode vs native, full and 1% incremental build, memory"
@@ -53,6 +55,20 @@ $(KAFKA_BROKER_JARS): jars/kafka-broker/pom.xml
 	touch $@
 
 kafka-broker: $(KAFKA_BROKER_JARS)
+
+# What cluster executors run the UDFs with (profile `cluster`, spark.archives): a virtual environment with
+# python_udfs and the packages it imports, at the versions of .venv, packed by venv-pack. Executors unpack it
+# and run its bin/python, a link to this machine's Python 3.11: they need the same interpreter at that path.
+$(EXECUTOR_ENV): python_udfs/requirements.txt $(wildcard python_udfs/*.py python_udfs/proto/*.py) | setup
+	rm -rf target/executor-venv $@
+	$(PYTHON) -m venv target/executor-venv
+	$(BIN)/pip freeze --exclude-editable > target/executor-constraints.txt
+	target/executor-venv/bin/pip install -q -c target/executor-constraints.txt -r python_udfs/requirements.txt
+	# setuptools' scratch folder would keep modules deleted since its last build
+	rm -rf build && target/executor-venv/bin/pip install -q --no-deps .
+	$(BIN)/venv-pack -q -p target/executor-venv -o $@
+
+executor-env: $(EXECUTOR_ENV)
 
 sample-data: setup
 	$(BIN)/python sample_data/generate.py
@@ -94,7 +110,7 @@ test-python: setup
 test-slow: setup
 	$(BIN)/pytest -q -m slow --durations=10
 
-test-cluster: setup
+test-cluster: setup executor-env
 	$(BIN)/pytest -q -m cluster
 
 # Airflow (dags test) and Dagster (asset materialize) running cdc-ingest and the project, with their extras.
@@ -121,7 +137,7 @@ docs: setup
 bench: setup
 	$(BIN)/python bench/run.py
 
-bench-cluster: setup
+bench-cluster: setup executor-env
 	$(BIN)/python bench/cluster.py
 
 bench-decode: setup

@@ -1,19 +1,16 @@
 """The Spark session dbt and cdc-land share: created from the dbt profile's settings, then prepared
-(project UDFs registered, the UDF package shipped to a cluster, the landing table created)."""
+(project UDFs registered, the landing table created)."""
 
 import glob
 import os
 import sys
-import tempfile
 import threading
 import weakref
-import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-import python_udfs
 from cdc_lakehouse.landing_table import ensure_landing_table
 from python_udfs.spark_udfs import register_udfs
 
@@ -26,10 +23,15 @@ _lock = threading.Lock()
 
 def open_session(server_side_parameters: Mapping[str, str]) -> SparkSession:
     """Get or create the session exactly as dbt-spark's session method does, then prepare it once."""
-    # Python workers must run the interpreter that has this package and pyarrow installed.
+    settings = _with_jar_globs_expanded(server_side_parameters)
+    _check_archives(settings)
+    # Python workers run the interpreter that has python_udfs and pyarrow: spark.pyspark.python (the cluster
+    # profile's packed environment), else this one. PySpark reads it from the environment, not the conf.
+    if "spark.pyspark.python" in settings:
+        os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.enableHiveSupport()
-    for key, value in _with_jar_globs_expanded(server_side_parameters).items():
+    for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     with _lock:
@@ -53,22 +55,18 @@ def _with_jar_globs_expanded(settings: Mapping[str, str]) -> dict[str, str]:
     return settings
 
 
+def _check_archives(settings: Mapping[str, str]) -> None:
+    """A missing local archive would only fail on the executors, task after task."""
+    for archive in filter(None, settings.get("spark.archives", "").split(",")):
+        path = archive.strip().split("#")[0]
+        if "://" not in path and not Path(path).is_file():
+            raise FileNotFoundError(f"spark.archives: {path} does not exist (run `make executor-env`)")
+
+
 def _prepare(spark: SparkSession) -> None:
     spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "ERROR"))
-    if not spark.sparkContext.master.startswith("local"):
-        spark.sparkContext.addPyFile(str(_package_zip()))
     register_udfs(spark)
     ensure_landing_table(spark)
-
-
-def _package_zip() -> Path:
-    """python_udfs, what executors import, as a zip for executors that do not have it installed."""
-    package = Path(python_udfs.__file__).resolve().parent
-    target = Path(tempfile.mkdtemp(prefix="cdc-udfs-")) / "python_udfs.zip"
-    with zipfile.ZipFile(target, "w") as archive:
-        for path in package.rglob("*.py"):
-            archive.write(path, path.relative_to(package.parent))
-    return target
 
 
 def profile_spark_settings(target: str | None = None, profiles_dir: str | None = None) -> dict[str, str]:

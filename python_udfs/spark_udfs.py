@@ -4,10 +4,12 @@ Each function returns a struct with an ``error`` field instead of raising, so on
 never fails a batch: its reason travels with the row to the quarantine model.
 """
 
+import os
 from collections.abc import Callable
 
 import pyarrow as pa
 from google.protobuf.message import DecodeError
+from pyspark import SparkFiles
 from pyspark.sql import SparkSession
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.pandas.types import to_arrow_type
@@ -112,9 +114,18 @@ def cdc_drs_avro_writer_schema(paths: pa.Array) -> pa.Array:
     """Path of a Huawei DRS Avro writer schema -> its JSON text and fields, for from_avro (one row per model)."""
     rows = []
     for path in paths.to_pylist():
-        text, fields, binary_image_fields, error = writer_schema_or_error(path)
+        text, fields, binary_image_fields, error = writer_schema_or_error(_shipped_copy_or(path))
         rows.append({"json": text, "fields": fields, "binary_image_fields": binary_image_fields, "error": error})
     return _arrow(rows, AVRO_WRITER_SCHEMA)
+
+
+def _shipped_copy_or(path: str | None) -> str | None:
+    """The executor's copy of a file the session ships (spark.files: the cluster profile), else the path."""
+    if path:
+        shipped = SparkFiles.get(os.path.basename(path))
+        if os.path.isfile(shipped):
+            return shipped
+    return path
 
 
 UDFS: dict[str, tuple[Callable[..., pa.Array], StructType]] = {

@@ -2,6 +2,8 @@
 package cdc_lakehouse, and its decoders import no Spark (bytes in, plain values out)."""
 
 import ast
+import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
@@ -29,3 +31,17 @@ def test_executor_code_imports_no_dbt_and_no_driver_code(path):
     assert not roots & {"dbt", "dbt_common", "cdc_lakehouse", "dbt_cdc_udfs"}
     if path.name not in SPARK_REGISTRATION:
         assert "pyspark" not in roots
+
+
+def test_executor_environment_has_every_package_python_udfs_imports():
+    """make executor-env packs python_udfs/requirements.txt; Spark puts pyspark on its workers' path."""
+    required = {
+        line.strip().lower() for line in (PACKAGE / "requirements.txt").read_text().splitlines() if line.strip()
+    }
+    required -= {line for line in required if line.startswith("#")}
+    providers = packages_distributions()
+    roots = {module.split(".")[0] for path in PACKAGE.rglob("*.py") for module in imported_modules(path)}
+    third_party = roots - set(sys.stdlib_module_names) - {"python_udfs", "pyspark"}
+    assert "pyarrow" in third_party
+    for root in third_party:
+        assert {distribution.lower() for distribution in providers[root]} & required, root
