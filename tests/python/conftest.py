@@ -112,6 +112,14 @@ def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None =
     return [dict(zip(table.column_names, row, strict=True)) for row in table.rows]
 
 
+def typed_text_sql(expression: str) -> str:
+    """SQL of "typeof|text" of a typed value: binary as upper-case hex, NULL for null."""
+    return (
+        f"concat(typeof({expression}), '|', coalesce(if(typeof({expression}) = 'binary', hex({expression}),"
+        f" cast({expression} as string)), 'NULL'))"
+    )
+
+
 def assert_succeeded(result: subprocess.CompletedProcess) -> None:
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stdout[-6000:]}\n{result.stderr[-6000:]}"
 
