@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, dbt_show_in_process
+import yaml
+from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, dbt_show_in_process, typed_text_sql
 
 from cdc_lakehouse.scaffold import (
     HISTORY_METADATA_COLUMNS,
@@ -94,11 +95,8 @@ def dbt_show(warehouse: Warehouse, sql: str, *extra: str, limit: int = 100) -> l
 def test_each_parse_rule_types_values(spark, dbt_work_dir):
     columns = []
     for number, (value, rule, spark_type, _) in enumerate(RULE_CASES):
-        typed = f"cdc_typed_value({json.dumps(value)}, '{rule}', '{spark_type}')"
-        columns.append(
-            f"concat(typeof({{{{ {typed} }}}}), '|', coalesce(if(typeof({{{{ {typed} }}}}) = 'binary', "
-            f"hex({{{{ {typed} }}}}), cast({{{{ {typed} }}}} as string)), 'NULL')) as case_{number}"
-        )
+        typed = f"{{{{ cdc_typed_value({json.dumps(value)}, '{rule}', '{spark_type}') }}}}"
+        columns.append(f"{typed_text_sql(typed)} as case_{number}")
     (row,) = dbt_show_in_process(spark, dbt_work_dir, "select " + ", ".join(columns))
     assert [row[f"case_{n}"] for n in range(len(RULE_CASES))] == [case[3] for case in RULE_CASES]
 
@@ -233,10 +231,12 @@ def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
 
 
 def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse, scaffold_project):
-    scaffold = built_warehouse.run(
-        str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project), "--source-format", "huawei_drs_json"
-    )
-    assert_succeeded(scaffold)
+    command = [str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project)]
+    dry_run = built_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
+    assert_succeeded(dry_run)
+    assert "cdc-scaffold: (dry run) models/tables/evo__items__history.sql: new" in dry_run.stdout
+    assert not (scaffold_project / "models" / "tables").exists()
+    assert_succeeded(built_warehouse.run(*command, "--source-format", "huawei_drs_json"))
     written = sorted(p.name for p in (scaffold_project / "models" / "tables").iterdir())
     assert {
         "_evo__items__models.yml",
@@ -246,6 +246,15 @@ def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse,
         "evo__shapes__current.sql",
         "evo__shapes__history.sql",
     } <= set(written)
+    # The YAML documents the typed columns: color arrived by DDL; DRS's mysqlType "decimal" has no parameters.
+    (items_history, _) = yaml.safe_load(
+        (scaffold_project / "models" / "tables" / "_evo__items__models.yml").read_text()
+    )["models"]
+    assert [(column["name"], column.get("data_type")) for column in items_history["columns"][5:]] == [
+        ("id", "int"),
+        ("price", "decimal(38,10)"),
+        ("color", "string"),
+    ]
     evo_models = ["evo__items__history", "evo__items__current", "evo__shapes__history", "evo__shapes__current"]
     assert_succeeded(built_warehouse.dbt("build", "--project-dir", str(scaffold_project), "--select", *evo_models))
     (row,) = dbt_show(
