@@ -1,23 +1,30 @@
 """cdc-scaffold: write a typed history model, a typed current model and their schema YAML per source table.
 
 Tables come from the command line (db.table or db.schema.table) or, with none given, from cdc_events
-(read through the project's Spark session). Each table gets models/tables/<db>__<table>__history.sql,
-<db>__<table>__current.sql (plain SQL; the typed columns and the table's filter come from the macros
-cdc_typed_columns / cdc_source_table_filter) and _<db>__<table>__models.yml (tests). Existing files are
-left alone unless --force is given.
+(read through the project's Spark session); their columns from cdc_table_columns. Each table gets
+models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (plain SQL; the typed columns and
+the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter) and
+_<db>__<table>__models.yml (its columns, tests). A file that exists and differs is reported and kept unless
+--force is given; --refresh updates the YAML's columns after schema changes, keeping what was edited in
+it; --dry-run shows what would be written.
 
-Names from message content never become bare identifiers or code: file and model names are reduced to
-[a-z0-9_], and the macro arguments are Jinja string literals with every character that could end one
-escaped.
+Names from message content never become bare identifiers or code: file and model names are ASCII
+([a-z0-9_], other scripts transliterated, with a hash of the name), and names reach SQL and YAML only as
+string literals with every character that could end one escaped.
 """
 
 import argparse
+import hashlib
 import json
 import re
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
+
+import yaml
+from anyascii import anyascii
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
@@ -45,10 +52,19 @@ class ScaffoldError(Exception):
 
 @dataclass(frozen=True)
 class SourceTable:
-    database: str
+    # None: the null database of messages that name none (a table given on the command line always has one).
+    database: str | None
     table: str
     schema: str | None = None
     source_format: str | None = None
+
+
+@dataclass(frozen=True)
+class SourceColumn:
+    name: str
+    vendor_type: str | None
+    # None: no type seed maps the vendor type; the value is kept as text.
+    spark_type: str | None
 
 
 def parse_table(text: str, source_format: str | None = None) -> SourceTable:
@@ -61,14 +77,33 @@ def parse_table(text: str, source_format: str | None = None) -> SourceTable:
     return SourceTable(database=parts[0], schema=parts[1], table=parts[2], source_format=source_format)
 
 
+NAME_PART_LENGTH = 40
+
+
 def name_part(text: str) -> str:
-    """A file- and model-name-safe form of a name from message content."""
-    safe = re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", text.strip().lower())).strip("_")
-    return safe or "unnamed"
+    """A file- and model-name-safe form of a name from message content: ASCII letters, digits and _.
+
+    Accents are dropped; other scripts are transliterated (anyascii: 订单 -> ding_dan), and then a short
+    hash of the name is appended, because transliteration is lossy (订单 and 定单 both read ding_dan): the
+    name of a table's model never depends on which other tables exist.
+    """
+    decomposed = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    runs = re.split(r"([^\x00-\x7f]+)", decomposed)
+    # Odd runs are the non-ASCII ones; a transliterated syllable starts with a capital: DingDan -> Ding_Dan.
+    ascii_text = "".join(
+        f"_{re.sub(r'(?<=[a-z])(?=[A-Z])', '_', anyascii(run))}_" if index % 2 else run
+        for index, run in enumerate(runs)
+    )
+    safe = re.sub(r"_+", "_", re.sub(r"[^a-z0-9_]", "_", ascii_text.lower())).strip("_")[:NAME_PART_LENGTH]
+    safe = safe.strip("_") or "unnamed"
+    if len(runs) > 1:
+        safe += "_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:6]
+    return safe
 
 
 def model_base_name(table: SourceTable) -> str:
-    parts = [table.database, *([table.schema] if table.schema else []), table.table]
+    database = "no_database" if table.database is None else table.database
+    parts = [database, *([table.schema] if table.schema else []), table.table]
     return "__".join(name_part(part) for part in parts)
 
 
@@ -80,9 +115,15 @@ def jinja_string(text: str) -> str:
     return literal
 
 
+def dbt_yaml_text(text: str) -> str:
+    """Text for a YAML field dbt renders with Jinja (model and column names, descriptions) that shows `text`
+    as it is: as itself, or as a Jinja expression of its string literal when it holds Jinja's characters."""
+    return "{{ " + jinja_string(text) + " }}" if re.search(r"[{}%#]", text) else text
+
+
 def table_arguments(table: SourceTable) -> str:
     """The macro arguments naming a source table: Jinja string literals, so no name is ever SQL or Jinja."""
-    arguments = [jinja_string(table.database), jinja_string(table.table)]
+    arguments = ["none" if table.database is None else jinja_string(table.database), jinja_string(table.table)]
     if table.source_format:
         arguments.append(f"source_format={jinja_string(table.source_format)}")
     if table.schema:
@@ -114,120 +155,269 @@ def current_sql(base: str) -> str:
 
 
 def describe(table: SourceTable) -> str:
-    where = ".".join(p for p in (table.database, table.schema, table.table) if p)
+    database = "(no database)" if table.database is None else table.database
+    where = ".".join(part for part in (database, table.schema, table.table) if part)
     return where + (f" ({table.source_format})" if table.source_format else "")
 
 
-def schema_yaml(table: SourceTable, base: str) -> str:
-    """The schema YAML of the two models: descriptions as JSON strings (YAML strings) with no Jinja delimiters."""
-    label = describe(table)
-    current_key_tests = ["not_null", "unique"] if table.source_format else ["not_null"]
-
-    def column(name: str, description: str, tests: list[str] | None = None) -> list[str]:
-        lines = [f"      - name: {name}", f"        description: {jinja_string(description)}"]
-        if tests:
-            lines.append("        data_tests:")
-            lines.extend(f"          - {test}" for test in tests)
-        return lines
-
-    def model(name: str, description: str, key_tests: list[str]) -> list[str]:
-        return [
-            f"  - name: {name}",
-            f"    description: {jinja_string(description)}",
-            "    columns:",
-            *column("pk", "JSON array text of the primary-key values.", key_tests),
-            *column("valid_from", "event_ts of the change that opened the version."),
-            *column("valid_to", "valid_from of the next version; null while open."),
-            *column("is_current", "The open version of its key.", ["not_null"]),
-            *column("is_deleted", "The version a delete opened.", ["not_null"]),
-        ]
-
-    lines = [
-        "# Written by cdc-scaffold; typed columns follow the table's column types (cdc_table_columns).",
-        "version: 2",
-        "",
-        "models:",
-        *model(
-            f"{base}__history",
-            f"Every version of {label}, one typed column per source column.",
-            ["not_null"],
-        ),
-        "",
-        *model(
-            f"{base}__current",
-            f"The open, non-deleted versions of {label} with typed columns.",
-            current_key_tests,
-        ),
+def typed_column_names(columns: list[SourceColumn]) -> list[tuple[str, SourceColumn]]:
+    """(column name in the typed models, source column), as the macro cdc_table_typed_columns names them."""
+    return [
+        (column.name + ("__value" if column.name.lower() in HISTORY_METADATA_COLUMNS else ""), column)
+        for column in columns
     ]
-    return "\n".join(lines) + "\n"
 
 
-def scaffold_files(table: SourceTable, base: str | None = None) -> dict[str, str]:
+YAML_HEADER = (
+    "# Written by cdc-scaffold; `cdc-scaffold --refresh` adds the columns of later schema changes and keeps\n"
+    "# what is edited here. The typed columns themselves follow cdc_table_columns at every build.\n"
+)
+
+
+def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ()) -> str:
+    """The schema YAML of the two models: the metadata columns, with the key tests, then the typed columns."""
+    label = describe(table)
+
+    def column(name: str, description: str, tests: list[str] | None = None, data_type: str | None = None) -> dict:
+        entry = {"name": dbt_yaml_text(name), "description": dbt_yaml_text(description)}
+        if data_type:
+            entry["data_type"] = data_type
+        if tests:
+            entry["data_tests"] = tests
+        return entry
+
+    def model(name: str, description: str, key_tests: list[str]) -> dict:
+        typed = [
+            column(
+                alias,
+                f"Source column {source.name}: {source.vendor_type or 'type unknown'}"
+                + (f" as {source.spark_type}" if source.spark_type else ", unmapped: kept as text"),
+                data_type=source.spark_type or "string",
+            )
+            for alias, source in typed_column_names(list(columns))
+        ]
+        return {
+            "name": name,
+            "description": dbt_yaml_text(description),
+            "columns": [
+                column("pk", "JSON array text of the primary-key values.", key_tests),
+                column("valid_from", "event_ts of the change that opened the version."),
+                column("valid_to", "valid_from of the next version; null while open."),
+                column("is_current", "The open version of its key.", ["not_null"]),
+                column("is_deleted", "The version a delete opened.", ["not_null"]),
+                *typed,
+            ],
+        }
+
+    # One current row per key: only within one source format (a table replicated by two has two).
+    current_key_tests = ["not_null", "unique"] if table.source_format else ["not_null"]
+    history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", ["not_null"])
+    current = model(
+        f"{base}__current", f"The open, non-deleted versions of {label} with typed columns.", current_key_tests
+    )
+    document = {"version": 2, "models": [history, current]}
+    return YAML_HEADER + _dump_yaml(document)
+
+
+class _IndentedListsDumper(yaml.SafeDumper):
+    """Lists indented under their key, as the project's hand-written YAML has them."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        return super().increase_indent(flow, False)
+
+
+def _dump_yaml(document: dict) -> str:
+    return yaml.dump(document, Dumper=_IndentedListsDumper, allow_unicode=True, sort_keys=False, width=120)
+
+
+def refreshed_yaml(existing_text: str, generated_text: str) -> str:
+    """The generated YAML with what was edited in the existing one kept: a column entry already there stays
+    as edited (its data_type and generated description follow the table), columns no longer seen stay, and
+    a model's other keys stay."""
+    existing = yaml.safe_load(existing_text) or {}
+    generated = yaml.safe_load(generated_text)
+    old_models = {model.get("name"): model for model in existing.get("models") or []}
+    models = []
+    for model in generated["models"]:
+        old_model = old_models.get(model["name"])
+        if old_model is None:
+            models.append(model)
+            continue
+        old_columns = {entry.get("name"): entry for entry in old_model.get("columns") or []}
+        columns = []
+        for entry in model["columns"]:
+            old_entry = old_columns.pop(entry["name"], None)
+            if old_entry is None:
+                columns.append(entry)
+                continue
+            if str(old_entry.get("description", "")).startswith("Source column "):
+                old_entry["description"] = entry["description"]
+            if "data_type" in entry:
+                old_entry["data_type"] = entry["data_type"]
+            columns.append(old_entry)
+        models.append({**old_model, "columns": [*columns, *old_columns.values()]})
+    return YAML_HEADER + _dump_yaml({**existing, **generated, "models": models})
+
+
+def scaffold_files(table: SourceTable, base: str | None = None, columns: list[SourceColumn] = ()) -> dict[str, str]:
     """File name (inside models/tables/) -> content, for one table."""
     base = base or model_base_name(table)
     return {
         f"{base}__history.sql": history_sql(table),
         f"{base}__current.sql": current_sql(base),
-        f"_{base}__models.yml": schema_yaml(table, base),
+        f"_{base}__models.yml": schema_yaml(table, base, columns),
     }
 
 
-def model_bases(tables: list[SourceTable]) -> list[str]:
-    """Model base names, made unique with the source format (then a number) where names collide."""
-    bases: list[str] = []
-    for table in tables:
+def _identity(table: SourceTable) -> tuple:
+    return tuple(
+        (part is None, part or "") for part in (table.database, table.schema, table.table, table.source_format)
+    )
+
+
+def model_bases(tables: list[SourceTable], scaffolded: dict[str, str] | None = None) -> list[str]:
+    """Model base names in the order of the tables. A table scaffolded before keeps its models' name
+    (`scaffolded`: the macro arguments of each history model written -> its base name). Where new names
+    collide, the tables in the order of their names (whatever order they come in) get the source format,
+    then a number."""
+    scaffolded = scaffolded or {}
+    bases = {table: scaffolded[table_arguments(table)] for table in tables if table_arguments(table) in scaffolded}
+    taken = set(scaffolded.values())
+    for table in sorted(set(tables) - set(bases), key=_identity):
         base = model_base_name(table)
-        if base in bases and table.source_format:
+        if base in taken and table.source_format:
             base = f"{base}__{name_part(table.source_format)}"
         candidate, number = base, 2
-        while candidate in bases:
+        while candidate in taken:
             candidate, number = f"{base}__{number}", number + 1
-        bases.append(candidate)
-    return bases
+        bases[table] = candidate
+        taken.add(candidate)
+    return [bases[table] for table in tables]
 
 
-def write_scaffolds(tables: list[SourceTable], project_dir: Path, force: bool = False) -> list[Path]:
+def scaffolded_tables(project_dir: Path) -> dict[str, str]:
+    """The tables the history models in models/tables/ select, as their macro arguments -> base name."""
+    scaffolded = {}
+    for path in sorted((project_dir / MODELS_SUBDIR).glob("*__history.sql")):
+        written = re.search(r"cdc_source_table_filter\('versions', (.*)\) }}", path.read_text(encoding="utf-8"))
+        if written:
+            scaffolded[written.group(1)] = path.name.removesuffix("__history.sql")
+    return scaffolded
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    path: Path
+    content: str
+    # new, unchanged, kept (exists, differs, no --force), overwritten (--force), refreshed (--refresh)
+    status: str
+
+
+def plan_files(
+    tables: list[SourceTable],
+    bases: list[str],
+    columns: dict[SourceTable, list[SourceColumn]],
+    project_dir: Path,
+    force: bool = False,
+    refresh: bool = False,
+) -> list[PlannedFile]:
     target = project_dir / MODELS_SUBDIR
-    target.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    for table, base in zip(tables, model_bases(tables), strict=True):
-        for file_name, content in scaffold_files(table, base).items():
+    planned = []
+    for table, base in zip(tables, bases, strict=True):
+        for file_name, content in scaffold_files(table, base, columns.get(table, [])).items():
             path = target / file_name
-            if path.exists() and not force:
-                continue
-            path.write_text(content, encoding="utf-8")
-            written.append(path)
-    return written
+            existing = path.read_text(encoding="utf-8") if path.exists() else None
+            if existing is None:
+                status = "new"
+            elif refresh and file_name.endswith(".yml") and not force:
+                content = refreshed_yaml(existing, content)
+                status = "unchanged" if content == existing else "refreshed"
+            elif existing == content:
+                status = "unchanged"
+            else:
+                status = "overwritten" if force else "kept"
+            planned.append(PlannedFile(path, content, status))
+    return planned
 
 
-def discover_tables(target: str | None, source_format: str | None) -> list[SourceTable]:
-    """Source tables with row changes in cdc_events, through the project's Spark session."""
+def write_files(planned: list[PlannedFile]) -> None:
+    for file in planned:
+        if file.status in ("new", "overwritten", "refreshed"):
+            file.path.parent.mkdir(parents=True, exist_ok=True)
+            file.path.write_text(file.content, encoding="utf-8")
+
+
+def _cdc_relation(name: str) -> str:
     import os
 
-    from cdc_lakehouse.session import open_session, profile_spark_settings
+    return f"`{os.environ.get('CDC_SCHEMA', 'cdc').replace('`', '``')}`.{name}"
 
-    spark = open_session(profile_spark_settings(target))
-    events = f"`{os.environ.get('CDC_SCHEMA', 'cdc').replace('`', '``')}`.cdc_events"
+
+def discover_tables(spark, source_format: str | None) -> list[SourceTable]:
+    """Source tables with row changes in cdc_events, a null database or schema included."""
+    events = _cdc_relation("cdc_events")
     if not spark.catalog.tableExists(events):
         raise ScaffoldError(f"{events} does not exist: run dbt build first, or name the tables")
     frame = (
         spark.table(events)
-        .where("op in ('c', 'u', 'd', 'r') and source_table is not null and source_database is not null")
+        .where("op in ('c', 'u', 'd', 'r') and source_table is not null")
         .select("source_format", "source_database", "source_schema", "source_table")
         .distinct()
     )
     if source_format:
         frame = frame.where(frame.source_format == source_format)
-    rows = frame.orderBy("source_database", "source_schema", "source_table", "source_format").collect()
-    return [
-        SourceTable(
-            database=row.source_database,
-            schema=row.source_schema,
-            table=row.source_table,
-            source_format=row.source_format,
+    return sorted(
+        (
+            SourceTable(
+                database=row.source_database,
+                schema=row.source_schema,
+                table=row.source_table,
+                source_format=row.source_format,
+            )
+            for row in frame.collect()
+        ),
+        key=_identity,
+    )
+
+
+def table_columns(spark, tables: list[SourceTable]) -> dict[SourceTable, list[SourceColumn]]:
+    """Each table's columns from cdc_table_columns, as the typed models will have them: one per name
+    (case-insensitive, the most recently seen wins), in column_position order."""
+    relation = _cdc_relation("cdc_table_columns")
+    if not spark.catalog.tableExists(relation):
+        return {}
+    rows = (
+        spark.table(relation)
+        .select(
+            "source_format",
+            "source_database",
+            "source_schema",
+            "source_table",
+            "column_name",
+            "vendor_type_text",
+            "spark_type",
+            "is_mapped",
+            "column_position",
+            "last_seen_at",
         )
-        for row in rows
-    ]
+        .orderBy("last_seen_at", "column_position", ascending=[False, True])
+        .collect()
+    )
+    columns: dict[SourceTable, list[SourceColumn]] = {}
+    for table in tables:
+        by_name: dict[str, tuple[int, SourceColumn]] = {}
+        for row in rows:
+            matches = (
+                row.source_database == table.database
+                and row.source_table == table.table
+                and table.source_format in (None, row.source_format)
+                and table.schema in (None, row.source_schema)
+            )
+            if matches and row.column_name.lower() not in by_name:
+                column = SourceColumn(row.column_name, row.vendor_type_text, row.spark_type if row.is_mapped else None)
+                by_name[row.column_name.lower()] = (row.column_position, column)
+        columns[table] = [column for _, column in sorted(by_name.values(), key=lambda entry: entry[0])]
+    return columns
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -242,7 +432,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help="dbt project (default: this one)")
     parser.add_argument("--target", help="dbt profile target for discovery (default: the profile's)")
     parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument(
+        "--refresh", action="store_true", help="update the YAML columns of existing tables, keeping edits"
+    )
+    parser.add_argument("--dry-run", action="store_true", help="show what would be written, write nothing")
     return parser
+
+
+STATUS_TEXT = {
+    "new": "new",
+    "unchanged": "unchanged",
+    "kept": "kept: exists and differs (--force overwrites, --refresh updates a YAML)",
+    "overwritten": "overwritten",
+    "refreshed": "refreshed",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -253,17 +456,26 @@ def main(argv: list[str] | None = None) -> int:
         if not (args.project_dir / "dbt_project.yml").is_file():
             raise ScaffoldError(f"not a dbt project (no dbt_project.yml): {args.project_dir}")
         tables = [parse_table(text, args.source_format) for text in args.tables]
+        from cdc_lakehouse.session import open_session, profile_spark_settings
+
+        spark = open_session(profile_spark_settings(args.target))
         if not tables:
-            tables = discover_tables(args.target, args.source_format)
+            tables = discover_tables(spark, args.source_format)
             if not tables:
                 raise ScaffoldError("no source tables with row changes in cdc_events")
-        written = write_scaffolds(tables, args.project_dir, args.force)
+        bases = model_bases(tables, scaffolded_tables(args.project_dir))
+        columns = table_columns(spark, tables)
+        planned = plan_files(tables, bases, columns, args.project_dir, args.force, args.refresh)
     except ScaffoldError as exc:
         print(f"cdc-scaffold: error: {exc}", file=sys.stderr)
         return 2
-    for table in tables:
-        print(f"cdc-scaffold: {describe(table)}")
-    print(f"cdc-scaffold: {len(written)} files written in {args.project_dir / MODELS_SUBDIR}")
+    if not args.dry_run:
+        write_files(planned)
+    prefix = "cdc-scaffold: (dry run) " if args.dry_run else "cdc-scaffold: "
+    for table, base in zip(tables, bases, strict=True):
+        print(f"{prefix}{describe(table)} -> {base}__history, {base}__current")
+    for file in planned:
+        print(f"{prefix}{file.path.relative_to(args.project_dir)}: {STATUS_TEXT[file.status]}")
     return 0
 
 

@@ -30,14 +30,7 @@
         select column_name, spark_type, parse_rule, column_position, last_seen_at
         from {{ columns_relation }}
         where
-            source_database = {{ cdc_sql_string(database) }}
-            and source_table = {{ cdc_sql_string(table) }}
-            {%- if source_format is not none %}
-                and source_format = {{ cdc_sql_string(source_format) }}
-            {%- endif %}
-            {%- if schema is not none %}
-                and source_schema = {{ cdc_sql_string(schema) }}
-            {%- endif %}
+            {{ cdc_source_table_filter(none, database, table, source_format, schema) }}
         order by last_seen_at desc, column_position
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
@@ -72,14 +65,38 @@
 {% endmacro %}
 
 
-{# The rows of one source table: a predicate on the relation's source columns, its names as SQL strings. #}
+{#
+    The rows of one source table: a predicate on the relation's source columns (unqualified when relation is
+    none), its names as SQL strings. A database of none is the null database some vendors' messages carry;
+    a schema or source format of none matches any.
+#}
 {% macro cdc_source_table_filter(relation, database, table, source_format=none, schema=none) -%}
-    {{ relation }}.source_database = {{ cdc_sql_string(database) }}
-    and {{ relation }}.source_table = {{ cdc_sql_string(table) }}
+    {%- set prefix = '' if relation is none else relation ~ '.' -%}
+    {{ prefix }}source_database {{ 'is null' if database is none else '= ' ~ cdc_sql_string(database) }}
+    and {{ prefix }}source_table = {{ cdc_sql_string(table) }}
     {%- if source_format is not none %}
-        and {{ relation }}.source_format = {{ cdc_sql_string(source_format) }}
+        and {{ prefix }}source_format = {{ cdc_sql_string(source_format) }}
     {%- endif %}
     {%- if schema is not none %}
-        and {{ relation }}.source_schema = {{ cdc_sql_string(schema) }}
+        and {{ prefix }}source_schema = {{ cdc_sql_string(schema) }}
     {%- endif %}
+{%- endmacro %}
+
+
+{#
+    A history relation as it was at a point in time `ts` (SQL text of a timestamp, for example
+    "timestamp'2026-03-02 09:00:00'"): the version of each key valid at ts, deleted keys left out. A version
+    is valid from its valid_from (included) to its valid_to (excluded), in source time. Works on cdc_history
+    and on every typed history model.
+        select * from {{ cdc_as_of(ref('shop__orders__history'), "timestamp'2026-03-02 09:00:00'") }}
+#}
+{% macro cdc_as_of(relation, ts) -%}
+    (
+        select versions.*
+        from {{ relation }} as versions
+        where
+            versions.valid_from <= {{ ts }}
+            and (versions.valid_to is null or versions.valid_to > {{ ts }})
+            and not versions.is_deleted
+    )
 {%- endmacro %}

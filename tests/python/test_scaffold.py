@@ -1,0 +1,130 @@
+"""cdc-scaffold without Spark: model names of tables named in any script, names that reach YAML and SQL
+only as literals, files planned as new, unchanged, kept, overwritten or refreshed. Expected names are
+written by hand (pinyin of 订单 is ding dan)."""
+
+import re
+
+import jinja2
+import yaml
+
+from cdc_lakehouse.scaffold import (
+    SourceColumn,
+    SourceTable,
+    model_bases,
+    name_part,
+    plan_files,
+    refreshed_yaml,
+    scaffold_files,
+    scaffolded_tables,
+    schema_yaml,
+    table_arguments,
+    write_files,
+)
+
+
+def test_names_in_any_script_become_readable_ascii_model_names_that_never_collide():
+    assert name_part("orders") == "orders"
+    assert name_part("Order-Items `x`") == "order_items_x"
+    assert name_part("café") == "cafe"
+    # Transliterated, then a hash of the name: 订单 and 定单 both read ding dan.
+    assert re.fullmatch(r"ding_dan_[0-9a-f]{6}", name_part("订单"))
+    assert re.fullmatch(r"ding_dan_[0-9a-f]{6}", name_part("定单"))
+    assert name_part("订单") != name_part("定单")
+    assert re.fullmatch(r"ding_dan_ming_xi_[0-9a-f]{6}", name_part("订单明细"))
+    assert re.fullmatch(r"zakazy_[0-9a-f]{6}", name_part("заказы"))
+    assert name_part("订单") == name_part("订单")
+
+
+def test_colliding_names_are_resolved_the_same_whatever_order_the_tables_come_in():
+    tables = [
+        SourceTable("shop", "orders", source_format="canal_json"),
+        SourceTable("shop", "Orders", source_format="canal_json"),
+        SourceTable("shop", "orders", source_format="huawei_drs_json"),
+        SourceTable(None, "orders", source_format="canal_json"),
+    ]
+    # In name order (Orders before orders), a colliding name takes the source format.
+    expected = ["shop__orders__canal_json", "shop__orders", "shop__orders__huawei_drs_json", "no_database__orders"]
+    assert model_bases(tables) == expected
+    assert model_bases(tables[::-1]) == expected[::-1]
+
+
+def test_a_table_scaffolded_before_keeps_its_models_whatever_tables_come_later(tmp_path):
+    drs = SourceTable("shop", "orders", source_format="huawei_drs_json")
+    write_files(plan_files([drs], ["shop__orders"], {}, tmp_path))
+    assert scaffolded_tables(tmp_path) == {table_arguments(drs): "shop__orders"}
+    # canal_json sorts first and would take shop__orders, which the earlier table holds.
+    canal = SourceTable("shop", "orders", source_format="canal_json")
+    assert model_bases([canal, drs], scaffolded_tables(tmp_path)) == ["shop__orders__canal_json", "shop__orders"]
+
+
+def test_a_table_without_a_database_is_matched_as_null():
+    history = scaffold_files(SourceTable(None, "订单", source_format="canal_json"))
+    (sql,) = [content for name, content in history.items() if name.endswith("__history.sql")]
+    assert """cdc_source_table_filter('versions', none, "订单", source_format="canal_json")""" in sql
+
+
+def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
+    table = SourceTable("商城", "订单 {{ x }}", source_format="canal_json")
+    columns = [SourceColumn("金额", "decimal(10,2)", "decimal(10,2)"), SourceColumn("{% raw %}", "geometry", None)]
+    document = yaml.safe_load(schema_yaml(table, "shop__orders", columns))
+    history, current = document["models"]
+    # dbt renders names and descriptions with Jinja: each comes back as the name itself.
+    render = jinja2.Environment().from_string
+    names = [render(column["name"]).render() for column in history["columns"]]
+    assert names == ["pk", "valid_from", "valid_to", "is_current", "is_deleted", "金额", "{% raw %}"]
+    assert render(history["description"]).render() == (
+        "Every version of 商城.订单 {{ x }} (canal_json), one typed column per source column."
+    )
+    assert [column.get("data_type") for column in history["columns"][5:]] == ["decimal(10,2)", "string"]
+    # One current row per key, keys never null.
+    assert current["columns"][0]["data_tests"] == ["not_null", "unique"]
+
+
+def test_refresh_adds_new_columns_and_keeps_what_was_edited():
+    table = SourceTable("shop", "orders", source_format="canal_json")
+    before = schema_yaml(table, "shop__orders", [SourceColumn("id", "int", "int")])
+    edited = yaml.safe_load(before)
+    edited["models"][0]["description"] = "Orders, as the shop team sees them."
+    edited["models"][0]["columns"][5]["data_tests"] = ["not_null"]
+    edited["models"][0]["columns"].append({"name": "legacy", "description": "Dropped in 2025."})
+    after = schema_yaml(
+        table, "shop__orders", [SourceColumn("id", "bigint", "bigint"), SourceColumn("note", "text", "string")]
+    )
+    history = yaml.safe_load(refreshed_yaml(yaml.safe_dump(edited), after))["models"][0]
+    assert history["description"] == "Orders, as the shop team sees them."
+    by_name = {column["name"]: column for column in history["columns"]}
+    assert by_name["id"] == {
+        "name": "id",
+        "description": "Source column id: bigint as bigint",
+        "data_type": "bigint",
+        "data_tests": ["not_null"],
+    }
+    assert by_name["note"]["data_type"] == "string"
+    assert by_name["legacy"] == {"name": "legacy", "description": "Dropped in 2025."}
+
+
+def test_existing_files_are_reported_and_kept_unless_forced(tmp_path):
+    table = SourceTable("shop", "orders", source_format="canal_json")
+    columns = {table: [SourceColumn("id", "int", "int")]}
+    bases = ["shop__orders"]
+    first = plan_files([table], bases, columns, tmp_path)
+    assert [(file.path.name, file.status) for file in first] == [
+        ("shop__orders__history.sql", "new"),
+        ("shop__orders__current.sql", "new"),
+        ("_shop__orders__models.yml", "new"),
+    ]
+    write_files(first)
+    current = tmp_path / "models" / "tables" / "shop__orders__current.sql"
+    current.write_text("-- edited\n" + current.read_text())
+    wider = {table: [SourceColumn("id", "bigint", "bigint")]}
+    assert [file.status for file in plan_files([table], bases, columns, tmp_path)] == ["unchanged", "kept", "unchanged"]
+    assert [file.status for file in plan_files([table], bases, wider, tmp_path)] == ["unchanged", "kept", "kept"]
+    assert [file.status for file in plan_files([table], bases, wider, tmp_path, refresh=True)] == [
+        "unchanged",
+        "kept",
+        "refreshed",
+    ]
+    forced = plan_files([table], bases, wider, tmp_path, force=True)
+    assert [file.status for file in forced] == ["unchanged", "overwritten", "overwritten"]
+    write_files(forced)
+    assert not current.read_text().startswith("-- edited")
