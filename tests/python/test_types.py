@@ -230,6 +230,8 @@ def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
     ), built_warehouse.build_output[-3000:]
 
 
+# Four cdc-scaffold and dbt runs: in make test-slow, which keeps make test under its 12 minutes.
+@pytest.mark.slow
 def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse, scaffold_project):
     command = [str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project)]
     dry_run = built_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
