@@ -23,7 +23,7 @@ help:
 	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
-	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, scaffold"
+	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras, runs the hourly DAG and the Dagster assets"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"

@@ -3,11 +3,14 @@ its staging model) are in the description of a staging model, and the catalog ho
 
 import json
 
+import pytest
 from conftest import assert_succeeded
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
 
+# A dbt process of its own (about 45 s): make test-slow, which keeps make test under its 12 minutes.
+@pytest.mark.slow
 def test_docs_show_each_formats_decisions_and_the_tables(built_warehouse):
     assert_succeeded(built_warehouse.dbt("docs", "generate"))
     target = built_warehouse.root / "dbt_target"

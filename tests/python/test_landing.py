@@ -96,6 +96,9 @@ def test_redelivered_offsets_are_skipped_and_the_first_delivery_kept(spark):
     assert rows.first().batches == 2
 
 
+# Two cdc-land processes (about 60 s): make test-slow, which keeps make test under its 12 minutes; the
+# in-process tests above cover what it lands.
+@pytest.mark.slow
 def test_cdc_land_command_lands_into_the_embedded_warehouse(tmp_path, text_file):
     warehouse = Warehouse(tmp_path / "warehouse")
     first = warehouse.land("--format", "kafkariver_json", "--topic", "orders", str(text_file))
