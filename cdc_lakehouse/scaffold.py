@@ -2,11 +2,11 @@
 
 Tables come from the command line (db.table or db.schema.table) or, with none given, from cdc_events
 (read through the project's Spark session); their columns from cdc_table_columns. Each table gets
-models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (plain SQL; the typed columns and
-the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter) and
+models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (incremental models in plain SQL; the
+typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter) and
 _<db>__<table>__models.yml (its columns, tests). A file that exists and differs is reported and kept unless
 --force is given; --refresh updates the YAML's columns after schema changes, keeping what was edited in
-it; --dry-run shows what would be written.
+it (with --force too); --dry-run shows what would be written.
 
 Names from message content never become bare identifiers or code: file and model names are ASCII
 ([a-z0-9_], other scripts transliterated, with a hash of the name), and names reach SQL and YAML only as
@@ -43,7 +43,17 @@ HISTORY_METADATA_COLUMNS = (
     "valid_to",
     "is_current",
     "is_deleted",
+    "op",
+    "source_seq",
+    "scd_id",
+    "chain_id",
+    "cdc_batch_id",
 )
+# The metadata columns the history model computes; the others are cdc_history's.
+COMPUTED_METADATA_COLUMNS = {
+    "chain_id": "{{ history_chain_id('versions') }}",
+    "cdc_batch_id": "{{ cdc_batch_id(batch) }}",
+}
 
 
 class ScaffoldError(Exception):
@@ -133,24 +143,43 @@ def table_arguments(table: SourceTable) -> str:
 
 def history_sql(table: SourceTable) -> str:
     arguments = table_arguments(table)
-    metadata = ",\n".join(f"    versions.{column}" for column in HISTORY_METADATA_COLUMNS)
+    metadata = ",\n".join(
+        f"    {COMPUTED_METADATA_COLUMNS[column]} as {column}"
+        if column in COMPUTED_METADATA_COLUMNS
+        else f"    versions.{column}"
+        for column in HISTORY_METADATA_COLUMNS
+    )
     return (
         # No name of the table here but as a Jinja string literal: a name could end a comment or a string.
-        "-- Written by cdc-scaffold: every version of the source table, one typed column per source column.\n"
+        "-- Written by cdc-scaffold: every version of the source table, one typed column per source column,\n"
+        "-- merged by scd_id from the versions cdc_history wrote in the batches this model has not read.\n"
+        "{{ config(unique_key='scd_id') }}\n"
+        "{%- set batch = cdc_batch() %}\n"
         f"select\n{metadata}\n"
         f"    {{{{- cdc_typed_columns('versions', {arguments}) }}}}\n"
         "from {{ ref('cdc_history') }} as versions\n"
-        f"where {{{{ cdc_source_table_filter('versions', {arguments}) }}}}\n"
+        "where\n"
+        f"    {{{{ cdc_source_table_filter('versions', {arguments}) }}}}\n"
+        "    and {{ cdc_in_batch(batch, 'versions.cdc_batch_id') }}\n"
     )
 
 
 def current_sql(base: str) -> str:
     return (
-        "-- Written by cdc-scaffold: the open, non-deleted versions of the history model.\n"
-        "-- Its columns are the history model's, which follow the table's column types.\n"
+        "-- Written by cdc-scaffold: the open version of every live key of the history model, merged by\n"
+        "-- chain_id from the history's rows of the batches this model has not read; a key whose open\n"
+        "-- version is a delete leaves the table (merge_delete_when). Its columns are the history model's.\n"
+        "{{ config(unique_key='chain_id', merge_delete_when='is_deleted') }}\n"
+        "{%- set batch = cdc_batch() %}\n"
         "select typed_versions.*  -- noqa: AM04\n"
         f"from {{{{ ref('{base}__history') }}}} as typed_versions\n"
-        "where typed_versions.is_current and not typed_versions.is_deleted\n"
+        "where\n"
+        "    typed_versions.is_current\n"
+        "    {%- if is_incremental() %}\n"
+        "        and {{ cdc_in_batch(batch, 'typed_versions.cdc_batch_id') }}\n"
+        "    {%- else %}\n"
+        "        and not typed_versions.is_deleted\n"
+        "    {%- endif %}\n"
     )
 
 
@@ -186,7 +215,7 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
             entry["data_tests"] = tests
         return entry
 
-    def model(name: str, description: str, key_tests: list[str]) -> dict:
+    def model(name: str, description: str, key_column: str) -> dict:
         typed = [
             column(
                 alias,
@@ -196,25 +225,34 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
             )
             for alias, source in typed_column_names(list(columns))
         ]
+        keys = {
+            "scd_id": column(
+                "scd_id", "The version's id in cdc_history: the merge key of the history model.", ["not_null"]
+            ),
+            "chain_id": column(
+                "chain_id", "The key's id (source, table, pk): the merge key of the current model.", ["not_null"]
+            ),
+        }
+        keys[key_column]["data_tests"] = ["not_null", "unique"]
         return {
             "name": name,
             "description": dbt_yaml_text(description),
             "columns": [
-                column("pk", "JSON array text of the primary-key values.", key_tests),
+                column("pk", "JSON array text of the primary-key values.", ["not_null"]),
                 column("valid_from", "event_ts of the change that opened the version."),
                 column("valid_to", "valid_from of the next version; null while open."),
                 column("is_current", "The open version of its key.", ["not_null"]),
                 column("is_deleted", "The version a delete opened.", ["not_null"]),
+                column("op", "The change that opened the version: c, u, d, r or t."),
+                column("source_seq", "The vendor's position of that change."),
+                *keys.values(),
+                column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
                 *typed,
             ],
         }
 
-    # One current row per key: only within one source format (a table replicated by two has two).
-    current_key_tests = ["not_null", "unique"] if table.source_format else ["not_null"]
-    history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", ["not_null"])
-    current = model(
-        f"{base}__current", f"The open, non-deleted versions of {label} with typed columns.", current_key_tests
-    )
+    history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
+    current = model(f"{base}__current", f"The open version of every live key of {label}, typed.", "chain_id")
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
 
@@ -329,7 +367,7 @@ def plan_files(
             existing = path.read_text(encoding="utf-8") if path.exists() else None
             if existing is None:
                 status = "new"
-            elif refresh and file_name.endswith(".yml") and not force:
+            elif refresh and file_name.endswith(".yml"):
                 content = refreshed_yaml(existing, content)
                 status = "unchanged" if content == existing else "refreshed"
             elif existing == content:
@@ -431,7 +469,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--source-format", help="only this source format (" + ", ".join(SOURCE_FORMATS) + ")")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help="dbt project (default: this one)")
     parser.add_argument("--target", help="dbt profile target for discovery (default: the profile's)")
-    parser.add_argument("--force", action="store_true", help="overwrite existing files")
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite existing files (with --refresh, the YAML is refreshed)"
+    )
     parser.add_argument(
         "--refresh", action="store_true", help="update the YAML columns of existing tables, keeping edits"
     )

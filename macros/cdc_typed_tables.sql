@@ -1,15 +1,18 @@
 {#
-    Helpers of the typed tables per source table (models/tables/, written by cdc-scaffold): a table's
-    history model selects its versions from cdc_history with one typed column per source column
-    (cdc_table_columns, read at compile time); its current model keeps the open, non-deleted versions.
-    Schema evolution is additive: a column added by DDL appears once an event carries it, and versions
-    from before hold NULL in it. Zone-less timestamp text is read in the version's `source_time_zone`.
+    Helpers of the typed tables per source table (models/tables/, written by cdc-scaffold), incremental Delta
+    tables: a table's history model merges, by scd_id, the versions cdc_history wrote in the batches it has
+    not read, with one typed column per source column (cdc_table_columns, read at compile time); its current
+    model merges the open versions of those by chain_id, deleting a key whose open version is a delete.
+    Schema evolution is additive: a column added by DDL appears once an event carries it
+    (on_schema_change append_new_columns), and versions from before hold NULL in it. Zone-less timestamp
+    text is read in the version's `source_time_zone`.
 #}
 
 {# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
 {% macro cdc_typed_table_metadata_columns() -%}
     {{ return(['source_format', 'source_name', 'source_database', 'source_schema', 'source_table', 'pk',
-               'valid_from', 'valid_to', 'is_current', 'is_deleted']) }}
+               'valid_from', 'valid_to', 'is_current', 'is_deleted', 'op', 'source_seq', 'scd_id', 'chain_id',
+               'cdc_batch_id']) }}
 {%- endmacro %}
 
 

@@ -73,12 +73,13 @@ class DbtProject:
     def dbt(self, *arguments: str, check: bool = True):
         return dbt_in_process(self.spark, self.root, *arguments, dbt_vars=self.dbt_vars, check=check)
 
-    def run(self) -> None:
+    def run(self, *also: str) -> None:
+        """A run of the models changes pass through, and of the models `also` names, in one batch."""
         if self.built:
             tables = dict.fromkeys((*self.dropped, *self.path_tables()))
-            self.dbt("run", "--select", *tables, "cdc_current")
+            self.dbt("run", "--select", *tables, "cdc_current", *also)
         else:
-            self.dbt("run", "--select", "+cdc_current", "+cdc_redeliveries", "cdc_quarantine")
+            self.dbt("run", "--select", "+cdc_current", "+cdc_redeliveries", "cdc_quarantine", *also)
             self.built = True
         self.dropped = ()
 

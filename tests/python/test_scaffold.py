@@ -63,6 +63,21 @@ def test_a_table_without_a_database_is_matched_as_null():
     assert """cdc_source_table_filter('versions', none, "订单", source_format="canal_json")""" in sql
 
 
+# The columns the YAML documents before the typed ones.
+METADATA_YAML_COLUMNS = [
+    "pk",
+    "valid_from",
+    "valid_to",
+    "is_current",
+    "is_deleted",
+    "op",
+    "source_seq",
+    "scd_id",
+    "chain_id",
+    "cdc_batch_id",
+]
+
+
 def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
     table = SourceTable("商城", "订单 {{ x }}", source_format="canal_json")
     columns = [SourceColumn("金额", "decimal(10,2)", "decimal(10,2)"), SourceColumn("{% raw %}", "geometry", None)]
@@ -71,13 +86,16 @@ def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
     # dbt renders names and descriptions with Jinja: each comes back as the name itself.
     render = jinja2.Environment().from_string
     names = [render(column["name"]).render() for column in history["columns"]]
-    assert names == ["pk", "valid_from", "valid_to", "is_current", "is_deleted", "金额", "{% raw %}"]
+    assert names == [*METADATA_YAML_COLUMNS, "金额", "{% raw %}"]
     assert render(history["description"]).render() == (
         "Every version of 商城.订单 {{ x }} (canal_json), one typed column per source column."
     )
-    assert [column.get("data_type") for column in history["columns"][5:]] == ["decimal(10,2)", "string"]
-    # One current row per key, keys never null.
-    assert current["columns"][0]["data_tests"] == ["not_null", "unique"]
+    assert [column.get("data_type") for column in history["columns"][10:]] == ["decimal(10,2)", "string"]
+    # One history row per version and one current row per key (the merge keys), keys never null.
+    tests = {model["name"]: {c["name"]: c.get("data_tests") for c in model["columns"]} for model in (history, current)}
+    assert tests["shop__orders__history"]["scd_id"] == ["not_null", "unique"]
+    assert tests["shop__orders__current"]["chain_id"] == ["not_null", "unique"]
+    assert tests["shop__orders__current"]["pk"] == ["not_null"]
 
 
 def test_refresh_adds_new_columns_and_keeps_what_was_edited():
@@ -85,7 +103,7 @@ def test_refresh_adds_new_columns_and_keeps_what_was_edited():
     before = schema_yaml(table, "shop__orders", [SourceColumn("id", "int", "int")])
     edited = yaml.safe_load(before)
     edited["models"][0]["description"] = "Orders, as the shop team sees them."
-    edited["models"][0]["columns"][5]["data_tests"] = ["not_null"]
+    edited["models"][0]["columns"][10]["data_tests"] = ["not_null"]
     edited["models"][0]["columns"].append({"name": "legacy", "description": "Dropped in 2025."})
     after = schema_yaml(
         table, "shop__orders", [SourceColumn("id", "bigint", "bigint"), SourceColumn("note", "text", "string")]
@@ -122,6 +140,12 @@ def test_existing_files_are_reported_and_kept_unless_forced(tmp_path):
     assert [file.status for file in plan_files([table], bases, wider, tmp_path, refresh=True)] == [
         "unchanged",
         "kept",
+        "refreshed",
+    ]
+    # --force --refresh: the SQL as written now, the YAML refreshed with its edits kept.
+    assert [file.status for file in plan_files([table], bases, wider, tmp_path, force=True, refresh=True)] == [
+        "unchanged",
+        "overwritten",
         "refreshed",
     ]
     forced = plan_files([table], bases, wider, tmp_path, force=True)

@@ -179,7 +179,8 @@ def test_scaffold_names_and_literals_are_safe():
     }
     # The names reach the SQL only as escaped Jinja string literals, in the two macro calls.
     history = files["sh_op__or_ders_x__history.sql"]
-    assert history.count("}}") == 3  # the two calls and ref('cdc_history')
+    # config, history_chain_id, cdc_batch_id, ref('cdc_history'), cdc_in_batch and the two calls
+    assert history.count("}}") == 7
     assert '"sh\\"op\\u007d\\u007d", "Or-ders `x`"' in history
     assert 'sh"op' not in files["sh_op__or_ders_x__current.sql"]
     assert jinja_string("a{%b") == '"a\\u007b\\u0025b"'
@@ -252,7 +253,7 @@ def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse,
     (items_history, _) = yaml.safe_load(
         (scaffold_project / "models" / "tables" / "_evo__items__models.yml").read_text()
     )["models"]
-    assert [(column["name"], column.get("data_type")) for column in items_history["columns"][5:]] == [
+    assert [(column["name"], column.get("data_type")) for column in items_history["columns"][10:]] == [
         ("id", "int"),
         ("price", "decimal(38,10)"),
         ("color", "string"),
