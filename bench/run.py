@@ -13,6 +13,10 @@
 5. Cost follows the batch: beforehand, the same 1% batch lands on a warehouse of a tenth of the events
    (schemas cdc_small / landing_small of the same session) after its own full build.
 6. The peak resident memory of the driver (JVM high-water mark plus this Python process).
+7. Typed tables: the project runs from a copy under bench/work/ with cdc-scaffold's models of one bench
+   table (bench.t00 of Huawei DRS JSON). One query over that table's current rows, typed, times against
+   the same query on the map-typed cdc_current (best of two); its two models' times in the full and the
+   1% runs.
 Results: bench/results/latest.json and bench/results/latest.png (bench/cluster.py: cluster.json and .png).
 """
 
@@ -32,6 +36,23 @@ LANDING_CHUNK = 100_000  # messages per landing commit: the driver never holds t
 # the same session, its own landing and target schemas.
 SMALL_SCHEMA = "cdc_small"
 SMALL_LANDING_SCHEMA = "landing_small"
+# The project the benchmark runs: a copy with the typed tables of one bench table.
+BENCH_PROJECT_DIR = WORK_DIR / "project"
+TYPED_TABLE = {"database": "bench", "table": "t00", "source_format": "huawei_drs_json"}
+# One question of that table's current rows (the bench's amount is decimal(12,2) text), typed and map-typed.
+TYPED_QUERY = (
+    "select count(*) as orders, cast(cast(sum(amount) as decimal(38, 2)) as string) as amount"
+    " from cdc.{model} where amount > 50000"
+)
+MAP_TYPED_QUERY = """
+    select count(*) as orders, cast(cast(sum(amount) as decimal(38, 2)) as string) as amount
+    from (
+        select cast(row['amount'] as decimal(12, 2)) as amount
+        from cdc.cdc_current
+        where source_format = '{source_format}' and source_database = '{database}' and source_table = '{table}'
+    )
+    where amount > 50000
+"""
 
 
 def land(spark, events: int, seed: int, first_seq: int, landing_schema: str = "landing") -> dict[str, int]:
@@ -100,7 +121,7 @@ class Warehouse:
         target = WORK_DIR / "target"
         started = time.perf_counter()
         result = dbtRunner().invoke(
-            [*args, *self.vars, "--project-dir", str(PROJECT_DIR), "--target-path", str(target)]
+            [*args, *self.vars, "--project-dir", str(BENCH_PROJECT_DIR), "--target-path", str(target)]
         )
         seconds = time.perf_counter() - started
         if not result.success:
@@ -120,6 +141,52 @@ class Warehouse:
     def scheduled_run(self, name: str) -> dict:
         """What `make build` runs once the seeds are loaded: one batch (selectors.yml: scheduled)."""
         return self.dbt(name, ["build", "--selector", "scheduled"])
+
+
+def copy_project_with_typed_table() -> str:
+    """The project copied to BENCH_PROJECT_DIR, with cdc-scaffold's models of TYPED_TABLE; their base name."""
+    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+
+    for item in ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests"):
+        source = PROJECT_DIR / item
+        if source.is_dir():
+            shutil.copytree(source, BENCH_PROJECT_DIR / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
+        elif source.exists():
+            BENCH_PROJECT_DIR.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, BENCH_PROJECT_DIR / item)
+    table = SourceTable(**TYPED_TABLE)
+    base = model_base_name(table)
+    write_files(plan_files([table], [base], {}, BENCH_PROJECT_DIR))
+    return base
+
+
+def typed_query_figures(spark, base: str) -> dict:
+    """The same question of one table's current rows on its typed current table and on cdc_current."""
+
+    def timed(sql: str) -> tuple[float, tuple]:
+        seconds = []
+        for _ in range(2):
+            started = time.perf_counter()
+            (row,) = spark.sql(sql).collect()
+            seconds.append(time.perf_counter() - started)
+        return min(seconds), tuple(row)
+
+    typed_s, typed_answer = timed(TYPED_QUERY.format(model=f"{base}__current"))
+    map_typed_s, map_typed_answer = timed(MAP_TYPED_QUERY.format(**TYPED_TABLE))
+    if typed_answer != map_typed_answer:
+        raise SystemExit(f"bench: the typed table answers {typed_answer}, cdc_current {map_typed_answer}")
+    current_rows = spark.table(f"cdc.{base}__current").count()
+    return {
+        "table": "{database}.{table} ({source_format})".format(**TYPED_TABLE),
+        "current_rows": current_rows,
+        "query": TYPED_QUERY.format(model=f"{base}__current"),
+        "typed_current_query_s": round(typed_s, 2),
+        "map_typed_current_query_s": round(map_typed_s, 2),
+    }
+
+
+def model_seconds(nodes: list[dict], name: str) -> float:
+    return round(sum(node["execution_time"] for node in nodes if node["unique_id"].split(".")[-1] == name), 2)
 
 
 def node_seconds(nodes: list[dict], resource_type: str) -> float:
@@ -217,6 +284,7 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
     WORK_DIR.mkdir(parents=True)
     os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
     sys.path.insert(0, str(PROJECT_DIR))
+    typed_base = copy_project_with_typed_table()
     from bench.decode import decode_figures
     from bench.generate import DRS_AVRO_SCHEMA
 
@@ -252,8 +320,12 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
         ).collect()
     }
     decode = decode_figures(spark, COMPILED_STAGING, counts, cores, DRS_AVRO_SCHEMA)
+    typed_table = typed_query_figures(spark, typed_base)
     land(spark, **batch)
     incremental = warehouse.scheduled_run("incremental")
+    for model in (f"{typed_base}__history", f"{typed_base}__current"):
+        typed_table[f"{model}_full_s"] = model_seconds(full["nodes"], model)
+        typed_table[f"{model}_incremental_1pct_s"] = model_seconds(incremental["nodes"], model)
     no_new_data = warehouse.scheduled_run("no_new_data")
     audit = warehouse.dbt("audit", ["build", "--selector", "audit"])
     memory = peak_rss_mb(spark)
@@ -282,6 +354,7 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
         "peak_rss_mb": sum(memory.values()),
         "peak_rss_mb_by_process": memory,
         "quarantined_in_full_build": quarantined,
+        "typed_table": typed_table,
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / f"{results_name}.json").write_text(json.dumps(results, indent=2) + "\n")
