@@ -141,6 +141,18 @@ def table_arguments(table: SourceTable) -> str:
     return ", ".join(arguments)
 
 
+def table_test_arguments(table: SourceTable) -> dict:
+    """The arguments naming a source table to a generic test, as YAML values dbt renders back to the names.
+    They are named source_*: dbt takes `database` and `schema` of a test for its config."""
+    arguments = {"source_database": None if table.database is None else dbt_yaml_text(table.database)}
+    arguments["source_table"] = dbt_yaml_text(table.table)
+    if table.source_format:
+        arguments["source_format"] = table.source_format
+    if table.schema:
+        arguments["source_schema"] = dbt_yaml_text(table.schema)
+    return arguments
+
+
 def history_sql(table: SourceTable) -> str:
     arguments = table_arguments(table)
     metadata = ",\n".join(
@@ -252,6 +264,14 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
         }
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
+    history["data_tests"] = [
+        {
+            "cdc_typed_columns_hold_their_types": {
+                "name": f"{base}__history_holds_its_source_types",
+                "arguments": table_test_arguments(table),
+            }
+        }
+    ]
     current = model(f"{base}__current", f"The open version of every live key of {label}, typed.", "chain_id")
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
@@ -270,8 +290,8 @@ def _dump_yaml(document: dict) -> str:
 
 def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     """The generated YAML with what was edited in the existing one kept: a column entry already there stays
-    as edited (its data_type and generated description follow the table), columns no longer seen stay, and
-    a model's other keys stay."""
+    as edited (its data_type and generated description follow the table), columns no longer seen stay, a
+    model's other keys stay as edited, and generated keys it lacks (a newer scaffold's tests) are added."""
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
@@ -293,7 +313,7 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
             if "data_type" in entry:
                 old_entry["data_type"] = entry["data_type"]
             columns.append(old_entry)
-        models.append({**old_model, "columns": [*columns, *old_columns.values()]})
+        models.append({**model, **old_model, "columns": [*columns, *old_columns.values()]})
     return YAML_HEADER + _dump_yaml({**existing, **generated, "models": models})
 
 

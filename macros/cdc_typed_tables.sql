@@ -3,9 +3,10 @@
     tables: a table's history model merges, by scd_id, the versions cdc_history wrote in the batches it has
     not read, with one typed column per source column (cdc_table_columns, read at compile time); its current
     model merges the open versions of those by chain_id, deleting a key whose open version is a delete.
-    Schema evolution is additive: a column added by DDL appears once an event carries it
-    (on_schema_change append_new_columns), and versions from before hold NULL in it. Zone-less timestamp
-    text is read in the version's `source_time_zone`.
+    A column added by DDL appears once an event carries it (on_schema_change append_new_columns), and
+    versions from before hold NULL in it; a widened type widens the stored column; another type change
+    keeps the stored type (cdc_typed_columns, test cdc_typed_columns_hold_their_types). Zone-less
+    timestamp text is read in the version's `source_time_zone`.
 #}
 
 {# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
@@ -57,14 +58,100 @@
 {% endmacro %}
 
 
-{# The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map. #}
+{#
+    The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map.
+    In an incremental run, a column whose type changed to one its stored type cannot widen to (for example
+    varchar to int) is cast to the stored type, so the table's merge never fails on it; the test
+    cdc_typed_columns_hold_their_types names it. A widening change is applied to the stored column before
+    the merge (process_schema_changes).
+#}
 {% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
+    {%- set stored = cdc_stored_column_types() -%}
     {%- for column in cdc_table_typed_columns(database, table, source_format, schema) %},
-    {{ cdc_typed_value(
+    {%- set value = cdc_typed_value(
         relation ~ '.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
         time_zone=relation ~ '.source_time_zone'
-    ) }} as {{ cdc_quoted_identifier(column.alias) }}
+    ) %}
+    {%- set stored_type = stored.get(column.alias | lower) %}
+    {%- if stored_type and stored_type != column.spark_type and not cdc_type_widens(stored_type, column.spark_type) %}
+    cast({{ value }} as {{ stored_type }}) as {{ cdc_quoted_identifier(column.alias) }}
+    {%- else %}
+    {{ value }} as {{ cdc_quoted_identifier(column.alias) }}
+    {%- endif %}
     {%- endfor %}
+{% endmacro %}
+
+
+{# The column types of the model's table, by lower-case name, in an incremental run; else none. #}
+{% macro cdc_stored_column_types() %}
+    {%- set types = {} -%}
+    {%- if execute and is_incremental() -%}
+        {%- for column in adapter.get_columns_in_relation(this) -%}
+            {%- do types.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(types) }}
+{% endmacro %}
+
+
+{#
+    Whether Delta's type widening changes a column of Spark type `stored` to `wanted` in place: integral
+    types up, integral types but bigint to double, integral types to a decimal with room for all their
+    digits, a decimal to one with at least as many integer and fraction digits, float to double, date to
+    timestamp_ntz (Delta Lake 4, "Type widening").
+#}
+{% macro cdc_type_widens(stored, wanted) %}
+    {%- set integral_digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 20} -%}
+    {%- set stored = stored | lower | replace(' ', '') -%}
+    {%- set wanted = wanted | lower | replace(' ', '') -%}
+    {%- set stored_decimal = modules.re.fullmatch('decimal\\(([0-9]+),([0-9]+)\\)', stored) -%}
+    {%- set wanted_decimal = modules.re.fullmatch('decimal\\(([0-9]+),([0-9]+)\\)', wanted) -%}
+    {%- if stored in integral_digits and wanted in integral_digits -%}
+        {{ return(integral_digits[wanted] > integral_digits[stored]) }}
+    {%- elif stored in integral_digits and wanted == 'double' -%}
+        {{ return(stored != 'bigint') }}
+    {%- elif stored in integral_digits and wanted_decimal -%}
+        {{ return(wanted_decimal.group(1) | int - wanted_decimal.group(2) | int >= integral_digits[stored]) }}
+    {%- elif stored_decimal and wanted_decimal -%}
+        {%- set more_digits = wanted_decimal.group(1) | int - stored_decimal.group(1) | int -%}
+        {%- set more_scale = wanted_decimal.group(2) | int - stored_decimal.group(2) | int -%}
+        {{ return(more_digits >= more_scale and more_scale >= 0 and (more_digits, more_scale) != (0, 0)) }}
+    {%- endif -%}
+    {{ return((stored, wanted) in [('float', 'double'), ('date', 'timestamp_ntz')]) }}
+{% endmacro %}
+
+
+{#
+    dbt's handling of schema changes of an incremental model, after the typed tables' widening: a model
+    that appends new columns (the typed tables) first widens each stored column whose type the new rows
+    widen (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values.
+#}
+{% macro process_schema_changes(on_schema_change, source_relation, target_relation) %}
+    {%- if on_schema_change == 'append_new_columns' -%}
+        {%- set stored = {} -%}
+        {%- for column in adapter.get_columns_in_relation(target_relation) -%}
+            {%- do stored.update({column.name | lower: column}) -%}
+        {%- endfor -%}
+        {%- set widenings = [] -%}
+        {%- for column in adapter.get_columns_in_relation(source_relation) -%}
+            {%- set old = stored.get(column.name | lower) -%}
+            {%- if old is not none and cdc_type_widens(old.data_type, column.data_type) -%}
+                {%- do widenings.append(
+                    'alter table ' ~ target_relation ~ ' alter column ' ~ cdc_quoted_identifier(old.name)
+                    ~ ' type ' ~ column.data_type
+                ) -%}
+            {%- endif -%}
+        {%- endfor -%}
+        {%- if widenings -%}
+            {%- do run_query(
+                'alter table ' ~ target_relation ~ " set tblproperties ('delta.enableTypeWidening' = 'true')"
+            ) -%}
+            {%- for statement in widenings -%}
+                {%- do run_query(statement) -%}
+            {%- endfor -%}
+        {%- endif -%}
+    {%- endif -%}
+    {{ return(dbt.process_schema_changes(on_schema_change, source_relation, target_relation)) }}
 {% endmacro %}
 
 

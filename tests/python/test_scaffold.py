@@ -61,6 +61,9 @@ def test_a_table_without_a_database_is_matched_as_null():
     history = scaffold_files(SourceTable(None, "订单", source_format="canal_json"))
     (sql,) = [content for name, content in history.items() if name.endswith("__history.sql")]
     assert """cdc_source_table_filter('versions', none, "订单", source_format="canal_json")""" in sql
+    (models,) = [yaml.safe_load(content) for name, content in history.items() if name.endswith(".yml")]
+    (test,) = models["models"][0]["data_tests"][0].values()
+    assert test["arguments"]["source_database"] is None
 
 
 # The columns the YAML documents before the typed ones.
@@ -96,6 +99,14 @@ def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
     assert tests["shop__orders__history"]["scd_id"] == ["not_null", "unique"]
     assert tests["shop__orders__current"]["chain_id"] == ["not_null", "unique"]
     assert tests["shop__orders__current"]["pk"] == ["not_null"]
+    # The history's type test names the table by arguments dbt renders back to the names.
+    ((test_name, test),) = history["data_tests"][0].items()
+    assert (test_name, test["name"]) == (
+        "cdc_typed_columns_hold_their_types",
+        "shop__orders__history_holds_its_source_types",
+    )
+    rendered = {key: render(value).render() for key, value in test["arguments"].items()}
+    assert rendered == {"source_database": "商城", "source_table": "订单 {{ x }}", "source_format": "canal_json"}
 
 
 def test_refresh_adds_new_columns_and_keeps_what_was_edited():

@@ -3,8 +3,10 @@
 Three batches of hand-written DRS JSON messages of shop.orders, each followed by one run of the models they
 pass through and the typed models, in one batch; the expected rows are written from DRS's documented
 behaviour: a partial update keeps the other columns, a key change deletes the old key, a delete removes the
-key from the current table, a message delivered again at a new offset is no new version, and a column added
-by DDL appears with NULL in the versions from before.
+key from the current table, a message delivered again at a new offset is no new version, a column added
+by DDL appears with NULL in the versions from before, a column widened by DDL (int to bigint) is widened in
+place, and a column changed to a type its stored values cannot widen to (varchar to int) keeps its stored
+type and is named by the table's test.
 """
 
 import json
@@ -23,6 +25,8 @@ TYPED_MODELS = ("shop__orders__history", "shop__orders__current")
 TYPED_RUN = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns", *TYPED_MODELS)
 COLUMNS = {"id": ("int", 4), "a": ("varchar", 12), "b": ("varchar", 12)}
 WITH_C = {**COLUMNS, "c": ("varchar", 12)}
+# id widened to bigint, a changed from varchar to int.
+RETYPED = {**WITH_C, "id": ("bigint", -5), "a": ("int", 4)}
 
 
 def drs_message(seq: int, operation: str, data=None, old=None, columns: dict = COLUMNS) -> bytes:
@@ -65,12 +69,23 @@ BATCHES = [
         drs_message(8, "DELETE", old=[{**order("1", "x2", "y"), "c": None}], columns=WITH_C),
         drs_message(3, "UPDATE", data=[{"id": "1", "a": "x2"}], old=[order("1", "x", "y")]),
     ],
+    [drs_message(9, "INSERT", data=[{**order("6", "7", "w"), "c": "z"}], columns=RETYPED)],
 ]
 
 
 def typed_rows(project, model: str, columns: tuple[str, ...]) -> list[tuple]:
     rows = project.spark.table(f"{SCHEMA}.{model}").select(*columns).collect()
     return sorted(map(tuple, rows), key=lambda row: (row[0], row[1] or T0))
+
+
+def typed_model_test_outcomes(project) -> dict[str, tuple[str, int]]:
+    """The typed models' tests after a run: name -> (status, failures)."""
+    results = project.dbt("test", "--select", *TYPED_MODELS, check=False).result.results
+    return {
+        result.node.name: (str(result.status), result.failures)
+        for result in results
+        if result.node.resource_type == "test"
+    }
 
 
 def last_commit(project, model: str) -> dict:
@@ -93,7 +108,7 @@ def after_each_batch(project) -> list[dict]:
         project.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{model}")
     project.dbt("run", "--select", "cdc_type_mappings")
     states = []
-    for batch in BATCHES:
+    for number, batch in enumerate(BATCHES):
         project.land(TOPIC, batch)
         project.run(*TYPED_RUN)
         states.append(
@@ -107,11 +122,13 @@ def after_each_batch(project) -> list[dict]:
                     ("pk", "valid_from", "valid_to", "is_current", "is_deleted", "op", "id", "a", "b"),
                 ),
                 "commits": {model: last_commit(project, model) for model in TYPED_MODELS},
+                "types": {model: dict(project.spark.table(f"{SCHEMA}.{model}").dtypes) for model in TYPED_MODELS},
+                "column_c": typed_rows(project, "shop__orders__history", ("pk", "valid_from", "c"))
+                if number >= 2
+                else None,
+                "tests": typed_model_test_outcomes(project),
             }
         )
-    states[-1]["column_c"] = typed_rows(project, "shop__orders__history", ("pk", "valid_from", "c"))
-    states[-1]["types"] = dict(project.spark.table(f"{SCHEMA}.shop__orders__current").dtypes)
-    states[-1]["tests"] = project.dbt("test", "--select", *TYPED_MODELS)
     return states
 
 
@@ -169,7 +186,7 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
         ('["1"]', at(8), None),
         ('["5"]', at(7), "new"),
     ]
-    assert {name: last["types"][name] for name in ("id", "a", "c", "valid_from")} == {
+    assert {name: last["types"]["shop__orders__current"][name] for name in ("id", "a", "c", "valid_from")} == {
         "id": "int",
         "a": "string",
         "c": "string",
@@ -178,7 +195,22 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
 
 
 def test_generated_tests_pass(after_each_batch):
-    assert after_each_batch[2]["tests"].success
+    for state in after_each_batch[:3]:
+        assert state["tests"] and all(status == "pass" for status, _ in state["tests"].values()), state["tests"]
+
+
+def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_each_batch):
+    last = after_each_batch[3]
+    # id: int to bigint, widened in place in both tables; a: varchar to int, kept string (the run succeeded).
+    for model in TYPED_MODELS:
+        assert (last["types"][model]["id"], last["types"][model]["a"]) == ("bigint", "string"), model
+    assert last["current"] == [
+        ('["3"]', at(4), "u", 3, "p", "q", False),
+        ('["5"]', at(7), "c", 5, "n", "m", False),
+        ('["6"]', at(9), "c", 6, "7", "w", False),
+    ]
+    failed = {name: outcome for name, outcome in last["tests"].items() if outcome[0] != "pass"}
+    assert failed == {"shop__orders__history_holds_its_source_types": ("fail", 1)}, last["tests"]
 
 
 if __name__ == "__main__":
