@@ -6,6 +6,7 @@ subprocesses against their own embedded Derby metastore while tests read the Del
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -80,7 +81,14 @@ def dbt_work_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("in_process_dbt")
 
 
-def dbt_in_process(spark, work_dir: Path, *arguments: str, dbt_vars: dict | None = None, check: bool = True):
+def dbt_in_process(
+    spark,
+    work_dir: Path,
+    *arguments: str,
+    dbt_vars: dict | None = None,
+    check: bool = True,
+    project_dir: Path = PROJECT_DIR,
+):
     """Run a dbt command in this process, on the test session (no JVM start): dbt-spark's session method
     gets the running session, and the project's plugin registers the UDFs in it as in any dbt process."""
     from dbt.cli.main import dbtRunner
@@ -90,7 +98,7 @@ def dbt_in_process(spark, work_dir: Path, *arguments: str, dbt_vars: dict | None
         [
             *arguments,
             "--project-dir",
-            str(PROJECT_DIR),
+            str(project_dir),
             *(["--vars", json.dumps(dbt_vars)] if dbt_vars else []),
             "--target-path",
             str(work_dir / "target"),
@@ -110,6 +118,20 @@ def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None =
     (shown,) = result.result.results
     table = shown.agate_table
     return [dict(zip(table.column_names, row, strict=True)) for row in table.rows]
+
+
+def project_without_typed_tables(project: Path) -> Path:
+    """A copy of this dbt project at `project` without its typed table models, for cdc-scaffold to write
+    into."""
+    for item in ["dbt_project.yml", "models", "macros", "seeds", "tests"]:
+        source = PROJECT_DIR / item
+        if source.is_dir():
+            shutil.copytree(source, project / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
+        else:
+            (project / item).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, project / item)
+    shutil.rmtree(project / "models" / "tables")
+    return project
 
 
 def typed_text_sql(expression: str) -> str:

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import dbt_in_process
+from conftest import PROJECT_DIR, dbt_in_process
 
 SCHEMA = "history_test"
 
@@ -42,6 +42,8 @@ class DbtProject:
         self.spark = spark
         self.root = root
         self.dbt_vars = dbt_vars
+        # The project whose models run: this one, or a copy cdc-scaffold writes typed models into.
+        self.project_dir = PROJECT_DIR
         self.built = False
         self.source_format = "huawei_drs_json"
         # Tables dropped by the last reset that the next run must build again.
@@ -71,7 +73,9 @@ class DbtProject:
         land(self.spark, self.source_format, topic, partition, messages)
 
     def dbt(self, *arguments: str, check: bool = True):
-        return dbt_in_process(self.spark, self.root, *arguments, dbt_vars=self.dbt_vars, check=check)
+        return dbt_in_process(
+            self.spark, self.root, *arguments, dbt_vars=self.dbt_vars, check=check, project_dir=self.project_dir
+        )
 
     def run(self, *also: str) -> None:
         """A run of the models changes pass through, and of the models `also` names, in one batch."""

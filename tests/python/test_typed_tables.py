@@ -7,13 +7,22 @@ key from the current table, a message delivered again at a new offset is no new 
 by DDL appears with NULL in the versions from before, a column widened by DDL (int to bigint) is widened in
 place, and a column changed to a type its stored values cannot widen to (varchar to int) keeps its stored
 type and is named by the table's test.
+
+Then a table named in Chinese (Canal JSON, database 商城, table 订单, Chinese column names), scaffolded by
+cdc-scaffold into a copy of the project, built, evolved by an ALTER TABLE that adds a column, refreshed
+and tested.
 """
 
 import json
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 import pytest
+import yaml
+from conftest import PROJECT_DIR, project_without_typed_tables
 from history_project import SCHEMA, project_in_schema
+
+from cdc_lakehouse.scaffold import main as scaffold
 
 # Several dbt runs: make test-slow, beside make test in CI.
 pytestmark = pytest.mark.slow
@@ -78,9 +87,9 @@ def typed_rows(project, model: str, columns: tuple[str, ...]) -> list[tuple]:
     return sorted(map(tuple, rows), key=lambda row: (row[0], row[1] or T0))
 
 
-def typed_model_test_outcomes(project) -> dict[str, tuple[str, int]]:
+def typed_model_test_outcomes(project, models: tuple[str, ...] = TYPED_MODELS) -> dict[str, tuple[str, int]]:
     """The typed models' tests after a run: name -> (status, failures)."""
-    results = project.dbt("test", "--select", *TYPED_MODELS, check=False).result.results
+    results = project.dbt("test", "--select", *models, check=False).result.results
     return {
         result.node.name: (str(result.status), result.failures)
         for result in results
@@ -211,6 +220,116 @@ def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_
     ]
     failed = {name: outcome for name, outcome in last["tests"].items() if outcome[0] != "pass"}
     assert failed == {"shop__orders__history_holds_its_source_types": ("fail", 1)}, last["tests"]
+
+
+CANAL_TOPIC = "canal_json.chinese_names"
+# cdc-scaffold's model name of 商城.订单: pinyin, then the first 6 hex digits of the SHA-256 of each name.
+CHINESE_BASE = "shang_cheng_70a0cb__ding_dan_3d5436"
+ORDER_COLUMNS = {"编号": ("int(11)", 4), "金额": ("decimal(10,2)", 3)}
+WITH_NOTE = {**ORDER_COLUMNS, "备注": ("varchar(20)", 12)}
+
+
+def canal_message(seq: int, operation: str, data=None, old=None, columns: dict = ORDER_COLUMNS, sql="") -> bytes:
+    """A Canal flat message of 商城.订单, batch id seq, executed at T0 + seq seconds."""
+    ddl = operation == "ALTER"
+    message = {
+        "data": data,
+        "database": "商城",
+        "es": int(at(seq).timestamp() * 1000),
+        "id": seq,
+        "isDdl": ddl,
+        "mysqlType": None if ddl else {name: vendor for name, (vendor, _) in columns.items()},
+        "old": old,
+        "pkNames": None if ddl else ["编号"],
+        "sql": sql,
+        "sqlType": None if ddl else {name: jdbc for name, (_, jdbc) in columns.items()},
+        "table": "订单",
+        "ts": int(at(seq).timestamp() * 1000) + 7,
+        "type": operation,
+    }
+    return json.dumps(message, ensure_ascii=False).encode()
+
+
+CHINESE_BATCHES = [
+    [
+        canal_message(1, "INSERT", data=[{"编号": "1", "金额": "12.50"}, {"编号": "2", "金额": "3.00"}]),
+        canal_message(2, "UPDATE", data=[{"编号": "1", "金额": "13.75"}], old=[{"金额": "12.50"}]),
+    ],
+    [
+        canal_message(3, "ALTER", sql="ALTER TABLE `订单` ADD COLUMN `备注` varchar(20)"),
+        canal_message(4, "INSERT", data=[{"编号": "3", "金额": "1.00", "备注": "加急"}], columns=WITH_NOTE),
+        canal_message(5, "DELETE", data=[{"编号": "2", "金额": "3.00", "备注": None}], columns=WITH_NOTE),
+    ],
+]
+
+
+@pytest.fixture
+def chinese_named_table(project, tmp_path_factory, capsys) -> dict:
+    """商城.订单 scaffolded after its first batch, built after each, refreshed and tested after the second."""
+    copy = project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
+    project.project_dir = copy
+    try:
+        project.reset("canal_json")
+        project.dbt("run", "--select", "cdc_type_mappings")
+        typed = (f"{CHINESE_BASE}__history", f"{CHINESE_BASE}__current")
+        sources = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns")
+        project.land(CANAL_TOPIC, CHINESE_BATCHES[0])
+        project.run(*sources)
+        assert scaffold(["--project-dir", str(copy), "--source-format", "canal_json"]) == 0
+        scaffolded = capsys.readouterr().out
+        project.run(*sources, *typed)
+        first = project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__current").orderBy("编号").collect()
+        project.land(CANAL_TOPIC, CHINESE_BATCHES[1])
+        project.run(*sources, *typed)
+        assert scaffold(["--project-dir", str(copy), "--source-format", "canal_json", "--refresh"]) == 0
+        refreshed = capsys.readouterr().out
+        yield {
+            "scaffolded": scaffolded,
+            "refreshed": refreshed,
+            "yaml": yaml.safe_load((copy / "models" / "tables" / f"_{CHINESE_BASE}__models.yml").read_text()),
+            "first": [(row["编号"], row["金额"]) for row in first],
+            "current": project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__current")
+            .orderBy("编号")
+            .select("编号", "金额", "备注", "op")
+            .collect(),
+            "history": project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__history")
+            .orderBy("编号", "valid_from")
+            .select("编号", "金额", "备注", "is_current", "is_deleted")
+            .collect(),
+            "types": dict(project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__history").dtypes),
+            "tests": typed_model_test_outcomes(project, typed),
+        }
+    finally:
+        project.project_dir = PROJECT_DIR
+
+
+def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(chinese_named_table):
+    table = chinese_named_table
+    assert f"商城.订单 (canal_json) -> {CHINESE_BASE}__history, {CHINESE_BASE}__current" in table["scaffolded"]
+    assert f"models/tables/_{CHINESE_BASE}__models.yml: refreshed" in table["refreshed"]
+    assert table["first"] == [(1, Decimal("13.75")), (2, Decimal("3.00"))]
+    # The column added by ALTER TABLE: typed, NULL in the versions from before, documented by --refresh.
+    assert [tuple(row) for row in table["current"]] == [
+        (1, Decimal("13.75"), None, "u"),
+        (3, Decimal("1.00"), "加急", "c"),
+    ]
+    assert [tuple(row) for row in table["history"]] == [
+        (1, Decimal("12.50"), None, False, False),
+        (1, Decimal("13.75"), None, True, False),
+        (2, Decimal("3.00"), None, False, False),
+        (2, Decimal("3.00"), None, True, True),
+        (3, Decimal("1.00"), "加急", True, False),
+    ]
+    assert {name: table["types"][name] for name in ("编号", "金额", "备注")} == {
+        "编号": "int",
+        "金额": "decimal(10,2)",
+        "备注": "string",
+    }
+    (history_model, _) = table["yaml"]["models"]
+    assert [column["name"] for column in history_model["columns"]][-3:] == ["编号", "金额", "备注"]
+    # Among them cdc_typed_columns_hold_their_types, which names the table by its Chinese names.
+    assert f"{CHINESE_BASE}__history_holds_its_source_types" in table["tests"]
+    assert all(status == "pass" for status, _ in table["tests"].values()), table["tests"]
 
 
 if __name__ == "__main__":

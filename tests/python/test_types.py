@@ -5,13 +5,20 @@ Expected values are written out by hand from the vendor texts (epoch values conv
 
 import json
 import re
-import shutil
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, dbt_show_in_process, typed_text_sql
+from conftest import (
+    PROJECT_DIR,
+    VENV_BIN,
+    Warehouse,
+    assert_succeeded,
+    dbt_show_in_process,
+    project_without_typed_tables,
+    typed_text_sql,
+)
 
 from cdc_lakehouse.scaffold import (
     HISTORY_METADATA_COLUMNS,
@@ -209,16 +216,7 @@ def scaffold_project(tmp_path_factory, built_warehouse) -> Path:
     """A copy of the project without typed table models, for cdc-scaffold to write into; it builds against
     the shared warehouse, where vendor_examples/huawei_drs_json/own_schema_evolution.jsonl landed: `evo.items`
     gains a column `color` by DDL between two inserts, and `evo.shapes` has a type no seed maps."""
-    project = tmp_path_factory.mktemp("scaffold_project") / "project"
-    for item in ["dbt_project.yml", "models", "macros", "seeds", "tests"]:
-        source = PROJECT_DIR / item
-        if source.is_dir():
-            shutil.copytree(source, project / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
-        else:
-            (project / item).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, project / item)
-    shutil.rmtree(project / "models" / "tables")
-    return project
+    return project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
 
 
 def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
