@@ -350,6 +350,7 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
             "incremental_1pct_tests_s": round(node_seconds(incremental["nodes"], "test"), 1),
             "incremental_1pct_slowest_nodes": slowest_nodes(incremental["nodes"]),
             "no_new_data_slowest_nodes": slowest_nodes(no_new_data["nodes"]),
+            "incremental_1pct_at_100k_slowest_nodes": slowest_nodes(small_incremental["nodes"]),
         },
         "peak_rss_mb": sum(memory.values()),
         "peak_rss_mb_by_process": memory,

@@ -66,6 +66,10 @@
     the merge (process_schema_changes).
 #}
 {% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
+    {#- The materialization runs none of the SQL of a model with nothing to read: no lookups to render it. -#}
+    {%- if cdc_batch().nothing_to_read -%}
+        {{ return('') }}
+    {%- endif -%}
     {%- set stored = cdc_stored_column_types() -%}
     {%- for column in cdc_table_typed_columns(database, table, source_format, schema) %},
     {%- set value = cdc_typed_value(

@@ -222,6 +222,26 @@ def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_
     assert failed == {"shop__orders__history_holds_its_source_types": ("fail", 1)}, last["tests"]
 
 
+def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(project, after_each_batch):
+    # Every model upstream finishes the batch (the runs above left the other formats' staging behind).
+    project.dbt("run", "--select", "+shop__orders__current")
+    versions = {model: last_commit_version(project, model) for model in TYPED_MODELS}
+    results = [
+        result
+        for result in project.dbt("run", "--select", *TYPED_MODELS).result.results
+        if result.node.name in TYPED_MODELS
+    ]
+    assert {result.node.name: last_commit_version(project, result.node.name) for result in results} == versions
+    # The history's typed columns are rendered from cdc_table_columns and the stored table: not when the
+    # model has nothing to read, as its SQL never runs.
+    (history,) = (result.node for result in results if result.node.name == "shop__orders__history")
+    assert "versions.row[" not in history.compiled_code, history.compiled_code
+
+
+def last_commit_version(project, model: str) -> int:
+    return project.spark.sql(f"DESCRIBE HISTORY {SCHEMA}.{model} LIMIT 1").collect()[0].version
+
+
 CANAL_TOPIC = "canal_json.chinese_names"
 # cdc-scaffold's model name of 商城.订单: pinyin, then the first 6 hex digits of the SHA-256 of each name.
 CHINESE_BASE = "shang_cheng_70a0cb__ding_dan_3d5436"
