@@ -98,10 +98,10 @@ def typed_model_test_outcomes(project, models: tuple[str, ...] = TYPED_MODELS) -
 
 
 def last_commit(project, model: str) -> dict:
-    """The operation of the table's last commit and its row counts."""
+    """The table's last commit: its version, operation and row counts."""
     (commit,) = project.spark.sql(f"DESCRIBE HISTORY {SCHEMA}.{model} LIMIT 1").collect()
     counts = {name: int(value) for name, value in commit.operationMetrics.items() if name.startswith("num")}
-    return {"operation": commit.operation, **counts}
+    return {"version": commit.version, "operation": commit.operation, **counts}
 
 
 @pytest.fixture(scope="module")
@@ -225,21 +225,17 @@ def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_
 def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(project, after_each_batch):
     # Every model upstream finishes the batch (the runs above left the other formats' staging behind).
     project.dbt("run", "--select", "+shop__orders__current")
-    versions = {model: last_commit_version(project, model) for model in TYPED_MODELS}
+    versions = {model: last_commit(project, model)["version"] for model in TYPED_MODELS}
     results = [
         result
         for result in project.dbt("run", "--select", *TYPED_MODELS).result.results
         if result.node.name in TYPED_MODELS
     ]
-    assert {result.node.name: last_commit_version(project, result.node.name) for result in results} == versions
+    assert {result.node.name: last_commit(project, result.node.name)["version"] for result in results} == versions
     # The history's typed columns are rendered from cdc_table_columns and the stored table: not when the
     # model has nothing to read, as its SQL never runs.
     (history,) = (result.node for result in results if result.node.name == "shop__orders__history")
     assert "versions.row[" not in history.compiled_code, history.compiled_code
-
-
-def last_commit_version(project, model: str) -> int:
-    return project.spark.sql(f"DESCRIBE HISTORY {SCHEMA}.{model} LIMIT 1").collect()[0].version
 
 
 CANAL_TOPIC = "canal_json.chinese_names"
@@ -249,14 +245,17 @@ ORDER_COLUMNS = {"编号": ("int(11)", 4), "金额": ("decimal(10,2)", 3)}
 WITH_NOTE = {**ORDER_COLUMNS, "备注": ("varchar(20)", 12)}
 
 
-def canal_message(seq: int, operation: str, data=None, old=None, columns: dict = ORDER_COLUMNS, sql="") -> bytes:
-    """A Canal flat message of 商城.订单, batch id seq, executed at T0 + seq seconds."""
+def canal_message(
+    batch_id: int, seq: int, operation: str, data=None, old=None, columns: dict = ORDER_COLUMNS, sql=""
+) -> bytes:
+    """A Canal flat message of 商城.订单 executed at T0 + seq seconds; Canal gives every message of one batch
+    it fetched from the binlog the batch's id."""
     ddl = operation == "ALTER"
     message = {
         "data": data,
         "database": "商城",
         "es": int(at(seq).timestamp() * 1000),
-        "id": seq,
+        "id": batch_id,
         "isDdl": ddl,
         "mysqlType": None if ddl else {name: vendor for name, (vendor, _) in columns.items()},
         "old": old,
@@ -272,13 +271,13 @@ def canal_message(seq: int, operation: str, data=None, old=None, columns: dict =
 
 CHINESE_BATCHES = [
     [
-        canal_message(1, "INSERT", data=[{"编号": "1", "金额": "12.50"}, {"编号": "2", "金额": "3.00"}]),
-        canal_message(2, "UPDATE", data=[{"编号": "1", "金额": "13.75"}], old=[{"金额": "12.50"}]),
+        canal_message(1, 1, "INSERT", data=[{"编号": "1", "金额": "12.50"}, {"编号": "2", "金额": "3.00"}]),
+        canal_message(1, 2, "UPDATE", data=[{"编号": "1", "金额": "13.75"}], old=[{"金额": "12.50"}]),
     ],
     [
-        canal_message(3, "ALTER", sql="ALTER TABLE `订单` ADD COLUMN `备注` varchar(20)"),
-        canal_message(4, "INSERT", data=[{"编号": "3", "金额": "1.00", "备注": "加急"}], columns=WITH_NOTE),
-        canal_message(5, "DELETE", data=[{"编号": "2", "金额": "3.00", "备注": None}], columns=WITH_NOTE),
+        canal_message(2, 3, "ALTER", sql="ALTER TABLE `订单` ADD COLUMN `备注` varchar(20)"),
+        canal_message(2, 4, "INSERT", data=[{"编号": "3", "金额": "1.00", "备注": "加急"}], columns=WITH_NOTE),
+        canal_message(3, 5, "DELETE", data=[{"编号": "2", "金额": "3.00", "备注": None}], columns=WITH_NOTE),
     ],
 ]
 
