@@ -21,9 +21,11 @@
     sequence id is epoch milliseconds * 10^6 + a counter, so an unknown one is placed at the end of the
     millisecond of its event time, event_ts (epoch milliseconds * 10^6 + 999999: after the known
     sequence ids of that millisecond). Exact only where the millisecond part is the change's time; see
-    "Order" in models/staging/aliyun_streamx_json/README.md. Null when event_ts is unknown; staging
-    quarantines such changes.
+    "Order" in models/staging/aliyun_streamx_json/README.md. Without an event time either (DataWorks writes
+    "-1" for both on the records of a sync task's full-load phase), -1: before every known sequence id, as
+    the vendor orders full-load data before the incremental data merged onto it; the Kafka position, the
+    next part of event_order, then orders such changes.
 #}
 {% macro aliyun_unknown_sequence_order(event_ts) -%}
-    cast(unix_millis({{ event_ts }}) as decimal(38, 0)) * 1000000 + 999999
+    coalesce(cast(unix_millis({{ event_ts }}) as decimal(38, 0)) * 1000000 + 999999, -1)
 {%- endmacro %}

@@ -99,7 +99,7 @@ adjacent_pairs as (
             and before_halves.source_database <=> after_halves.source_database
             and before_halves.source_schema <=> after_halves.source_schema
             and before_halves.source_table = after_halves.source_table
-            and before_halves.event_ts = after_halves.event_ts
+            and before_halves.event_ts <=> after_halves.event_ts
     where
         before_halves.update_half = 'before'
         and before_halves.sequence_id is null

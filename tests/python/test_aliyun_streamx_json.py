@@ -10,7 +10,9 @@ format" template, with comments and placeholder values, is not a message and is 
 `edge_cases.jsonl` (an Oracle source with scn, rowid and all six types, eventTime -1, transactions,
 TRUNCATE, CREATE, a waiting update half, a pair whose after half landed first), `unknown_sequence.jsonl`
 (a stream in the shape of seed 003 whose sequenceId is "-1" or null after its first change, as real
-DataWorks messages carry it) and `bad_messages.jsonl` are ours.
+DataWorks messages carry it), `full_load_without_position.jsonl` (records with sequenceId "-1" and eventTime
+-1, in the shape of a captured DataWorks INSERT that Apache Paimon's tests use, before and among incremental
+changes) and `bad_messages.jsonl` are ours.
 
 Expected rows are written out by hand from the vendor text; epoch milliseconds were converted to UTC.
 """
@@ -27,6 +29,7 @@ ONE_RECORD_TOPIC = f"{FORMAT}.seed_003_one_record_update"
 EDGE_TOPIC = f"{FORMAT}.edge_cases"
 SAMPLE_TOPIC = f"{FORMAT}.shop.orders"
 UNKNOWN_TOPIC = f"{FORMAT}.unknown_sequence"
+FULL_LOAD_TOPIC = f"{FORMAT}.full_load_without_position"
 BAD_TOPIC = f"{FORMAT}.bad_messages"
 
 NO_EVENT_DATA = {
@@ -338,6 +341,76 @@ EXPECTED_UNKNOWN_ORDER = [
 ]
 
 
+# Our full-load stream: table bank.accounts, primary key id; "-1" with eventTime -1 is a record without a
+# position, placed before every known sequenceId (-1), then by its Kafka position.
+ACCOUNT = {
+    "source_db_type": "mysql",
+    "source_database": "bank",
+    "source_schema": None,
+    "source_table": "accounts",
+    "column_types": {"id": "LONG", "balance": "DOUBLE", "owner": "STRING", "opened": "DATE"},
+    "primary_key": ["id"],
+    "row_index": 0,
+    "ddl_sql": None,
+    "event_ts": None,
+    "source_seq": None,
+    "source_position": None,
+}
+
+
+def account(key: str, balance: str, owner: str) -> dict:
+    return {"id": key, "balance": balance, "owner": owner, "opened": "1731661114000"}
+
+
+EXPECTED_FULL_LOAD_EVENTS = [
+    {**ACCOUNT, "kafka_offset": 0, "op": "c", "before": None, "after": account("1", "10.500000", "li")},
+    {**ACCOUNT, "kafka_offset": 1, "op": "c", "before": None, "after": account("2", "20.000000", "wang")},
+    {**ACCOUNT, "kafka_offset": 2, "op": "c", "before": None, "after": account("3", "30.000000", "zhao")},
+    {
+        # The incremental phase: known sequenceIds, eventTime 2024-11-15 09:14:45 and :57 UTC.
+        **ACCOUNT,
+        "kafka_offset": 3,
+        "op": "u",
+        "before": account("2", "20.000000", "wang"),
+        "after": account("2", "25.000000", "wang"),
+        "event_ts": datetime(2024, 11, 15, 9, 14, 45),
+        "source_seq": Decimal("1731663842292000000"),
+        "source_position": "1731663842292000000",
+    },
+    {
+        **ACCOUNT,
+        "kafka_offset": 5,
+        "op": "d",
+        "before": account("3", "30.000000", "zhao"),
+        "after": None,
+        "event_ts": datetime(2024, 11, 15, 9, 14, 57),
+        "source_seq": Decimal("1731663842292000001"),
+        "source_position": "1731663842292000001",
+    },
+    {**ACCOUNT, "kafka_offset": 6, "op": "c", "before": None, "after": account("4", "40.000000", "sun")},
+    {
+        # Two halves without a position at offsets 7 and 8: neighbours, paired.
+        **ACCOUNT,
+        "kafka_offset": 7,
+        "op": "u",
+        "before": account("4", "40.000000", "sun"),
+        "after": account("4", "45.000000", "sun"),
+    },
+    # A DELETE with a null sequenceId and no timestamp at all.
+    {**ACCOUNT, "kafka_offset": 9, "op": "d", "before": account("1", "10.500000", "li"), "after": None},
+]
+EXPECTED_FULL_LOAD_ORDER = [
+    (0, [-1, 0, 0]),
+    (1, [-1, 0, 1]),
+    (2, [-1, 0, 2]),
+    (3, [1731663842292000000, 0, 3]),
+    (5, [1731663842292000001, 0, 5]),
+    (6, [-1, 0, 6]),
+    (7, [-1, 0, 7]),
+    (9, [-1, 0, 9]),
+]
+
+
 def format_events(spark, warehouse, topic: str) -> list[dict]:
     """A topic's events in offset order, without the columns every event has (checked), the source
     identity and event_order (see event_orders)."""
@@ -407,11 +480,31 @@ def test_unknown_sequence_updates_after_a_known_insert_are_the_current_version(s
     ]
 
 
+def test_records_without_position_or_time_are_ordered_first_then_by_kafka_position(spark, built_warehouse):
+    assert format_events(spark, built_warehouse, FULL_LOAD_TOPIC) == EXPECTED_FULL_LOAD_EVENTS
+    assert event_orders(spark, built_warehouse, FULL_LOAD_TOPIC) == EXPECTED_FULL_LOAD_ORDER
+    history = read_table(spark, built_warehouse, "cdc_history").where("source_database = 'bank'")
+    history = history.orderBy("pk", "event_order", "event_id").collect()
+    assert [(v.pk, v.op, v.row["balance"], v.valid_from, v.valid_to, v.is_current, v.is_deleted) for v in history] == [
+        # No change time: the versions of the full load have no valid_from.
+        ('["1"]', "c", "10.500000", None, None, False, False),
+        ('["1"]', "d", "10.500000", None, None, True, True),
+        ('["2"]', "c", "20.000000", None, datetime(2024, 11, 15, 9, 14, 45), False, False),
+        ('["2"]', "u", "25.000000", datetime(2024, 11, 15, 9, 14, 45), None, True, False),
+        ('["3"]', "c", "30.000000", None, datetime(2024, 11, 15, 9, 14, 57), False, False),
+        ('["3"]', "d", "30.000000", datetime(2024, 11, 15, 9, 14, 57), None, True, True),
+        ('["4"]', "c", "40.000000", None, None, False, False),
+        ('["4"]', "u", "45.000000", None, None, True, False),
+    ]
+
+
 def test_update_pairs_list_both_halves(spark, built_warehouse):
     pairs = read_table(spark, built_warehouse, "int_aliyun__update_pairs").where(f"source_format = '{FORMAT}'")
     pairs = pairs.orderBy("topic", "kafka_offset")
     assert [(p.topic, p.sequence_id, [m.kafka_offset for m in p.message_offsets]) for p in pairs.collect()] == [
         (EDGE_TOPIC, "1700000000000000006", [6, 5]),
+        (FULL_LOAD_TOPIC, "1731663842292000000", [3, 4]),
+        (FULL_LOAD_TOPIC, None, [7, 8]),
         (BLOB_TOPIC, "1605339516000000005", [1, 2]),
         (KAFKA_TOPIC, "1620457642589000001", [2, 3]),
         # The sample data's three updates (sample_data/shop_story.py), after four inserts, then a delete.
@@ -452,12 +545,10 @@ def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehou
         (3, "BYTES value is not strict base64: after.bin: " + not_canonical),
         (4, "INSERT without an after image (payload.after.dataColumn)"),
         (5, not_streamx),  # eventTime "yesterday"
-        (6, "UPDATE_BEFOR without a sequenceId or a timestamp.eventTime to order it by"),  # "-1", eventTime -1
-        (7, "sequenceId is not a number: 17e3"),
-        (8, "BYTES value is not strict base64: after.bin: length 9 is not a multiple of 4"),  # a line break
-        (9, not_streamx),  # a JSON string, not an object
-        (10, "sequenceId is not a number: "),  # empty: not a marker the vendor writes
-        (11, "DELETE without a sequenceId or a timestamp.eventTime to order it by"),  # null, no timestamp
+        (6, "sequenceId is not a number: 17e3"),
+        (7, "BYTES value is not strict base64: after.bin: length 9 is not a multiple of 4"),  # a line break
+        (8, not_streamx),  # a JSON string, not an object
+        (9, "sequenceId is not a number: "),  # empty: not a marker the vendor writes
     ]
     assert all(q.source_format == FORMAT for q in quarantined)
     lines = (built_warehouse_examples() / "bad_messages.jsonl").read_bytes().splitlines()

@@ -77,15 +77,6 @@ checked_shape as (
                 classified.message.payload.sequenceId != '-1'
                 and not classified.message.payload.sequenceId rlike '^[0-9]{1,38}$'
                 then concat('sequenceId is not a number: ', classified.message.payload.sequenceId)
-            -- A change without a sequenceId is ordered by its event time: without one either, it has no order.
-            when
-                classified.op not in ('heartbeat', 'begin', 'commit')
-                and coalesce(classified.message.payload.sequenceId, '-1') = '-1'
-                and not coalesce(classified.message.payload.timestamp.eventTime > 0, false)
-                then concat(
-                        classified.message.payload.op,
-                        ' without a sequenceId or a timestamp.eventTime to order it by'
-                    )
             when
                 exists(classified.column_names, column_name -> column_name is null)
                 or size(array_distinct(classified.column_names)) != size(classified.column_names)
