@@ -85,6 +85,8 @@ def land(spark, events: int, seed: int, first_seq: int, landing_schema: str = "l
                 "value",
                 "cast(null as timestamp) as kafka_timestamp",
                 "current_timestamp() as ingested_at",
+                "cast(null as array<struct<key: string, value: binary>>) as kafka_headers",
+                "cast(null as string) as kafka_timestamp_type",
             )
             .write.format("delta")
             .mode("append")

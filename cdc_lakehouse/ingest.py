@@ -15,10 +15,14 @@ from pathlib import Path
 from typing import NoReturn
 
 from cdc_lakehouse.ingest_config import IngestConfig, IngestConfigError, kafka_client_settings, load_config
+from cdc_lakehouse.landing_table import LANDING_COLUMNS
 
 DEFAULT_CONFIG = "ingest.yml"
 DEFAULT_NAME = "cdc-ingest"
 SUBSCRIPTION_FILE = "cdc-ingest-subscription.json"
+# Kafka's record timestamp types (org.apache.kafka.common.record.TimestampType), as Spark gives their ids: a
+# LogAppendTime topic's timestamp is the broker's append time, not the producer's.
+TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
 
 def subscription(config: IngestConfig, topics: list[str]) -> dict[str, str]:
@@ -70,6 +74,9 @@ def with_source_format(config: IngestConfig, records):
     source_format = F.lit(None).cast("string")
     for rule in reversed(config.ordered_rules()):
         source_format = F.when(F.col("topic").rlike(f"^(?:{rule.regex})$"), rule.source_format).otherwise(source_format)
+    timestamp_type = F.lit(None).cast("string")
+    for code, name in TIMESTAMP_TYPES.items():
+        timestamp_type = F.when(F.col("timestampType") == code, name).otherwise(timestamp_type)
     return records.select(
         source_format.alias("source_format"),
         "topic",
@@ -79,6 +86,9 @@ def with_source_format(config: IngestConfig, records):
         "value",
         F.col("timestamp").alias("kafka_timestamp"),
         F.current_timestamp().alias("ingested_at"),
+        # Spark gives null for a record without headers; landing keeps null for "unknown" (cdc-land's files).
+        F.coalesce("headers", F.array().cast(dict(LANDING_COLUMNS)["kafka_headers"])).alias("kafka_headers"),
+        timestamp_type.alias("kafka_timestamp_type"),
     )
 
 
@@ -186,7 +196,9 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         print(f"cdc-ingest: error: {exc}", file=sys.stderr)
         return 2
 
+    # Headers are landed (vendors and Kafka Connect put metadata there).
     reader = spark.readStream.format("kafka").option("startingOffsets", args.starting_offsets)
+    reader = reader.option("includeHeaders", "true")
     for option, value in {**config.source_options, **subscribed}.items():
         reader = reader.option(option, value)
     for setting, value in client_settings.items():

@@ -2,7 +2,8 @@
 
 The file is part of the deployment and may sit in version control, so it holds no Kafka client setting:
 those (servers, SASL credentials) come from CDC_KAFKA_PROPERTIES, a Kafka client.properties file, and
-from CDC_KAFKA_<NAME> variables (CDC_KAFKA_SASL_JAAS_CONFIG is sasl.jaas.config), which win.
+from CDC_KAFKA_<NAME> variables (CDC_KAFKA_SASL_JAAS_CONFIG is sasl.jaas.config), which win. Unless one of
+them says otherwise, isolation.level is read_committed.
 """
 
 import re
@@ -75,12 +76,25 @@ def load_config(path: Path) -> IngestConfig:
     if not isinstance(options, dict):
         raise IngestConfigError(f"{path}: source_options must be a mapping")
     for name in options:
-        if str(name).startswith("kafka.") or name in ("subscribe", "subscribePattern", "assign"):
-            raise IngestConfigError(
-                f"{path}: source option {name!r} is not set here (Kafka client settings: {KAFKA_PROPERTIES_VARIABLE} "
-                "or CDC_KAFKA_* variables; topics: the topics list)"
-            )
+        where_it_is_set = _set_elsewhere(str(name))
+        if where_it_is_set:
+            raise IngestConfigError(f"{path}: source option {name!r} is not set here: {where_it_is_set}")
     return IngestConfig(rules, {str(k): _option_text(v) for k, v in options.items()})
+
+
+def _set_elsewhere(option: str) -> str | None:
+    """Where a Spark Kafka source option that cdc-ingest sets itself comes from; None for any other option.
+    Spark reads the options case-insensitively, and a later one would silently replace cdc-ingest's."""
+    name = option.lower()
+    if name.startswith("kafka."):
+        return f"Kafka client settings come from {KAFKA_PROPERTIES_VARIABLE} or CDC_KAFKA_* variables"
+    if name.startswith("subscribe") or name == "assign":
+        return "the topics come from the topics list (or --topic)"
+    if name.startswith("startingoffsets") or name == "startingtimestamp":
+        return "where a new checkpoint starts is --starting-offsets"
+    if name == "includeheaders":
+        return "cdc-ingest always lands the headers"
+    return None
 
 
 def _rule(path: Path, number: int, entry: object) -> TopicRule:
@@ -119,6 +133,9 @@ def kafka_client_settings(environment: Mapping[str, str]) -> dict[str, str]:
     for variable, value in environment.items():
         if variable.startswith(KAFKA_VARIABLE_PREFIX) and variable != KAFKA_PROPERTIES_VARIABLE:
             settings[variable.removeprefix(KAFKA_VARIABLE_PREFIX).lower().replace("_", ".")] = value
+    # Records of aborted transactions, and of transactions still open, are never landed; the Kafka client's
+    # own default, read_uncommitted, would land them (CDC_KAFKA_ISOLATION_LEVEL=read_uncommitted restores it).
+    settings.setdefault("isolation.level", "read_committed")
     if not settings.get("bootstrap.servers"):
         raise IngestConfigError(
             f"no Kafka servers: set CDC_KAFKA_BOOTSTRAP_SERVERS or bootstrap.servers in {KAFKA_PROPERTIES_VARIABLE}"

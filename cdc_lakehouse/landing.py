@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
-from cdc_lakehouse.landing_table import LANDING_TABLE, land_new_messages
+from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE, land_new_messages
 
 
 class LandingError(Exception):
@@ -117,9 +117,11 @@ def land_topics(spark, batches: list[TopicMessages]) -> int:
     landed = (
         spark.createDataFrame(rows, schema)
         .withColumn("kafka_key", F.lit(None).cast("binary"))
-        # A file carries no producer timestamp: unknown rather than invented.
+        # A file carries no producer timestamp nor headers: unknown rather than invented.
         .withColumn("kafka_timestamp", F.lit(None).cast("timestamp"))
         .withColumn("ingested_at", F.current_timestamp())
+        .withColumn("kafka_headers", F.lit(None).cast(dict(LANDING_COLUMNS)["kafka_headers"]))
+        .withColumn("kafka_timestamp_type", F.lit(None).cast("string"))
     )
     return land_new_messages(landed)
 

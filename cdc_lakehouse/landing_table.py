@@ -16,6 +16,9 @@ LANDING_COLUMNS = (
     ("value", "binary"),
     ("kafka_timestamp", "timestamp"),
     ("ingested_at", "timestamp"),
+    # Columns added since the first release, last: a landing table of an earlier release gains them in place.
+    ("kafka_headers", "array<struct<key: string, value: binary>>"),
+    ("kafka_timestamp_type", "string"),
 )
 
 
@@ -34,6 +37,11 @@ def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> s
     if properties.get(CHANGE_DATA_FEED) != "true":
         # A landing table of an earlier release: its commits from now on carry the feed.
         spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ({CHANGE_DATA_FEED} = true)")
+    existing = {name.lower() for name in spark.table(table).columns}
+    missing = [f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS if name not in existing]
+    if missing:
+        # Null in the messages landed before; the models read commits across the change.
+        spark.sql(f"ALTER TABLE {table} ADD COLUMNS ({', '.join(missing)})")
     return table
 
 

@@ -75,7 +75,9 @@ def land_late(spark, rows: list[tuple[str, str, int, bytes]]) -> None:
     from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE
 
     schema = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
-    records = [(fmt, topic, 0, offset, None, value, None, OLD_INGESTED_AT) for fmt, topic, offset, value in rows]
+    records = [
+        (fmt, topic, 0, offset, None, value, None, OLD_INGESTED_AT, None, None) for fmt, topic, offset, value in rows
+    ]
     spark.createDataFrame(records, schema).write.format("delta").mode("append").saveAsTable(LANDING_TABLE)
 
 

@@ -122,7 +122,8 @@ def runs(spark, tmp_path_factory) -> list[dict]:
                 # A second writer lands offset 0 of the DRS topic again, bypassing cdc-land's own check.
                 spark.sql(
                     f"""
-                    insert into {LANDING_TABLE}
+                    insert into {LANDING_TABLE} (source_format, topic, kafka_partition, kafka_offset, kafka_key, value,
+                        kafka_timestamp, ingested_at)
                     select source_format, topic, kafka_partition, kafka_offset, kafka_key, value,
                            kafka_timestamp, current_timestamp() as ingested_at
                     from {LANDING_TABLE}

@@ -57,7 +57,6 @@ def test_the_subscription_is_the_named_topics_or_one_pattern_of_all_rules(tmp_pa
         ("topics: [{topic: a, format: debezium}]", "topics entry 1: unknown format 'debezium'"),
         ("topics: [{topic: a, pattern: b, format: canal_json}]", "expected `format` and one of `topic`, `pattern`"),
         ("topics: [{pattern: '(', format: canal_json}]", "pattern '(' is not a regular expression"),
-        ("topics: [{topic: a, format: canal_json}]\nsource_options: {kafka.sasl.jaas.config: x}", "is not set here"),
         ("topics: [{topic: a, format: canal_json}]\nsubscribe: a", "unknown key 'subscribe'"),
         ("topics: [", "not YAML"),
     ],
@@ -65,6 +64,27 @@ def test_the_subscription_is_the_named_topics_or_one_pattern_of_all_rules(tmp_pa
 def test_a_configuration_it_cannot_use_is_one_error(tmp_path, text, message):
     with pytest.raises(IngestConfigError, match=re.escape(message)):
         load_config(config_file(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("option", "where_it_is_set"),
+    [
+        ("kafka.sasl.jaas.config", "Kafka client settings come from CDC_KAFKA_PROPERTIES or CDC_KAFKA_* variables"),
+        ("kafka.isolation.level", "Kafka client settings come from CDC_KAFKA_PROPERTIES or CDC_KAFKA_* variables"),
+        ("subscribePattern", "the topics come from the topics list (or --topic)"),
+        ("assign", "the topics come from the topics list (or --topic)"),
+        # Spark reads its options case-insensitively: `startingoffsets` would replace --starting-offsets too.
+        ("startingoffsets", "where a new checkpoint starts is --starting-offsets"),
+        ("startingOffsetsByTimestamp", "where a new checkpoint starts is --starting-offsets"),
+        ("startingTimestamp", "where a new checkpoint starts is --starting-offsets"),
+        ("includeHeaders", "cdc-ingest always lands the headers"),
+    ],
+)
+def test_a_source_option_cdc_ingest_sets_itself_is_refused_in_one_line(tmp_path, option, where_it_is_set):
+    path = config_file(tmp_path, f"topics: [{{topic: a, format: canal_json}}]\nsource_options: {{{option}: x}}")
+    with pytest.raises(IngestConfigError) as refused:
+        load_config(path)
+    assert str(refused.value) == f"{path}: source option {option!r} is not set here: {where_it_is_set}"
 
 
 def test_client_settings_come_from_the_properties_file_and_variables_win(tmp_path):
@@ -83,7 +103,15 @@ def test_client_settings_come_from_the_properties_file_and_variables_win(tmp_pat
         "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
         + 'username="u" password="p";',
         "sasl.mechanism": "SCRAM-SHA-512",
+        "isolation.level": "read_committed",
     }
+
+
+def test_committed_records_only_unless_the_environment_says_otherwise():
+    servers = {"CDC_KAFKA_BOOTSTRAP_SERVERS": "a:9092"}
+    assert kafka_client_settings(servers)["isolation.level"] == "read_committed"
+    uncommitted = kafka_client_settings({**servers, "CDC_KAFKA_ISOLATION_LEVEL": "read_uncommitted"})
+    assert uncommitted["isolation.level"] == "read_uncommitted"
 
 
 def test_no_servers_is_one_error():

@@ -26,6 +26,7 @@ from test_huawei_drs_json import read_table
 pytestmark = pytest.mark.kafka
 
 SASL_USER, SASL_PASSWORD = "cdc", "s3cret-cdc-password"
+HEADERS = [("trace", b"a"), ("trace", b"b"), ("source", None)]
 FORMATS = {"cdc_enabled_formats": ["canal_json", "tencent_dts_protobuf", "huawei_drs_json"]}
 CREATED_MS = 1767225600000  # 2026-01-01 00:00:00 UTC
 
@@ -86,33 +87,66 @@ def drs_insert(drs_id: int, order_id: str) -> bytes:
     return drs(drs_id, "INSERT", {"order_id": order_id, "status": "created"})
 
 
-def create_topics(broker: Broker, partitions: dict[str, int]) -> None:
+def create_topics(broker: Broker, partitions: dict[str, int], config: dict[str, str] | None = None) -> None:
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": broker.plaintext})
-    created = admin.create_topics([NewTopic(name, count, 1) for name, count in partitions.items()])
+    created = admin.create_topics([NewTopic(name, count, 1, config=config or {}) for name, count in partitions.items()])
     for future in created.values():
         future.result(30)
 
 
 def produce(broker: Broker, messages: list[tuple], transactional_id: str | None = None) -> None:
-    """(topic, partition, value[, key[, timestamp ms]]) in order; in one transaction when given an id."""
+    """(topic, partition, value[, key[, timestamp ms[, headers]]]) in order; in one transaction when given an id."""
+    if transactional_id:
+        with Transaction(broker, transactional_id) as transaction:
+            transaction.send(messages)
+        return
+    producer = _producer(broker)
+    _send(producer, messages)
+    assert producer.flush(30) == 0
+
+
+class Transaction:
+    """A transactional producer's transaction, as Flink's and Debezium's exactly-once writers use them: sent
+    messages stay invisible to read_committed consumers until the commit, for ever when it aborts."""
+
+    def __init__(self, broker: Broker, transactional_id: str) -> None:
+        # Longer than an ingest run, so a transaction left open across one is not aborted by the broker.
+        self.producer = _producer(broker, **{"transactional.id": transactional_id, "transaction.timeout.ms": 600_000})
+        self.producer.init_transactions(30)
+        self.producer.begin_transaction()
+
+    def send(self, messages: list[tuple]) -> None:
+        _send(self.producer, messages)
+        assert self.producer.flush(30) == 0
+
+    def commit(self) -> None:
+        self.producer.commit_transaction(30)
+
+    def abort(self) -> None:
+        self.producer.abort_transaction(30)
+
+    def __enter__(self) -> "Transaction":
+        return self
+
+    def __exit__(self, *failure) -> None:
+        if failure[0] is None:
+            self.commit()
+
+
+def _producer(broker: Broker, **settings):
     from confluent_kafka import Producer
 
-    settings = {"bootstrap.servers": broker.plaintext, "enable.idempotence": True}
-    if transactional_id:
-        settings["transactional.id"] = transactional_id
-    producer = Producer(settings)
-    if transactional_id:
-        producer.init_transactions(30)
-        producer.begin_transaction()
+    return Producer({"bootstrap.servers": broker.plaintext, "enable.idempotence": True, **settings})
+
+
+def _send(producer, messages: list[tuple]) -> None:
     for topic, partition, value, *rest in messages:
         key = rest[0] if rest else None
         timestamp = rest[1] if len(rest) > 1 else 0
-        producer.produce(topic, value=value, key=key, partition=partition, timestamp=timestamp)
-    if transactional_id:
-        producer.commit_transaction(30)
-    assert producer.flush(30) == 0
+        headers = rest[2] if len(rest) > 2 else None
+        producer.produce(topic, value=value, key=key, partition=partition, timestamp=timestamp, headers=headers)
 
 
 class Ingest:
@@ -203,14 +237,24 @@ def broker(tmp_path_factory) -> Iterator[Broker]:
 
 
 @pytest.fixture(scope="module")
-def ingested(broker, tmp_path_factory) -> Iterator[dict]:
+def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
     """Every scenario's topics produced and ingested into one warehouse, then one dbt build; their outputs."""
     warehouse = Warehouse(tmp_path_factory.mktemp("kafka_warehouse"))
     outputs: dict[str, object] = {"warehouse": warehouse}
     create_topics(
         broker,
-        {"canal.shop": 2, "dts.shop": 2, "drs.orders": 3, "kill.orders": 3, "sasl.orders": 1, "live.orders": 1},
+        {
+            "canal.shop": 2,
+            "dts.shop": 2,
+            "drs.orders": 3,
+            "drs.headers": 1,
+            "kill.orders": 3,
+            "sasl.orders": 1,
+            "live.orders": 1,
+            "txn.orders": 1,
+        },
     )
+    create_topics(broker, {"drs.appendtime": 1}, {"message.timestamp.type": "LogAppendTime"})
 
     # Vendor topics: keys and producer timestamps on Canal; DTS parts 0-2 in a transaction, then a heartbeat.
     produce(
@@ -230,9 +274,31 @@ def ingested(broker, tmp_path_factory) -> Iterator[dict]:
         transactional_id="dts-writer",
     )
     produce(broker, [("dts.shop", 0, dts_envelope(dts_heartbeat_entries(13)))])
+    # Headers (a key may repeat, a value may be null) and a topic whose timestamps are the broker's.
+    produce(broker, [("drs.headers", 0, drs_insert(5001, "51"), b"51", CREATED_MS + 51, HEADERS)])
+    outputs["append_time_window"] = [time.time()]
+    produce(broker, [("drs.appendtime", 0, drs_insert(5002, "52"), None, CREATED_MS)])
+    outputs["append_time_window"].append(time.time())
     vendor = Ingest(warehouse, broker, "vendor", VENDOR_RULES)
     outputs["vendor"] = vendor.run()
     outputs["vendor_again"] = vendor.run()
+
+    # Transactions, as exactly-once producers write them: one committed (offsets 0-1, its marker at 2), one
+    # aborted (3, marker 4), one left open (5) across an ingest run with a plain message behind it (6), then
+    # committed (marker 7). A read_committed consumer reads up to the first open transaction.
+    with Transaction(broker, "txn-writer") as committed:
+        committed.send([("txn.orders", 0, drs_insert(4001, "41")), ("txn.orders", 0, drs_insert(4002, "42"))])
+    aborted = Transaction(broker, "txn-writer")
+    aborted.send([("txn.orders", 0, drs_insert(4003, "43"))])
+    aborted.abort()
+    left_open = Transaction(broker, "txn-writer")
+    left_open.send([("txn.orders", 0, drs_insert(4004, "44"))])
+    produce(broker, [("txn.orders", 0, drs_insert(4005, "45"))])
+    transactional = Ingest(warehouse, broker, "txn", "topics: [{topic: txn.orders, format: huawei_drs_json}]\n")
+    outputs["txn_while_open"] = transactional.run()
+    outputs["txn_landed_while_open"] = landed(spark, warehouse, "txn.orders")
+    left_open.commit()
+    outputs["txn_after_commit"] = transactional.run()
 
     # Killed after its first micro-batch of 20 messages, then run again.
     produce(
@@ -324,9 +390,43 @@ def test_keys_and_producer_timestamps_are_landed(spark, ingested):
     assert landed_rows == {0: (b"1", CREATED_MS + 7), 1: (b"2", CREATED_MS + 8)}
 
 
+def test_headers_and_the_timestamp_type_are_landed(spark, ingested):
+    rows = read_table_landing(spark, ingested["warehouse"]).where("topic in ('drs.headers', 'drs.appendtime')")
+    landed_rows = {r.topic: r for r in rows.collect()}
+    with_headers, append_time = landed_rows["drs.headers"], landed_rows["drs.appendtime"]
+    assert [(h.key, None if h.value is None else bytes(h.value)) for h in with_headers.kafka_headers] == HEADERS
+    assert with_headers.kafka_timestamp_type == "CreateTime"
+    assert int(with_headers.kafka_timestamp.timestamp() * 1000) == CREATED_MS + 51
+    # The broker's append time, not the producer's 2026-01-01.
+    assert append_time.kafka_timestamp_type == "LogAppendTime"
+    produced_from, produced_to = ingested["append_time_window"]
+    assert produced_from - 1 <= append_time.kafka_timestamp.timestamp() <= produced_to + 1
+    assert append_time.kafka_headers == []
+
+
+def test_only_committed_records_land_and_an_open_transaction_lands_after_its_commit(spark, ingested):
+    assert_succeeded(ingested["txn_while_open"])
+    assert_succeeded(ingested["txn_after_commit"])
+    warehouse = ingested["warehouse"]
+    assert ingested["txn_landed_while_open"] == [(0, 0), (0, 1)]
+    # Offsets 2, 4 and 7 are transaction markers and 3 an aborted record: never landed, and not a loss to
+    # Spark's failOnDataLoss (on by default: the runs succeeded), nor a lag.
+    assert landed(spark, warehouse, "txn.orders") == [(0, 0), (0, 1), (0, 5), (0, 6)]
+    assert "lag of txn.orders by partition: 0: 0" in ingested["txn_after_commit"].stdout
+    assert events(spark, warehouse, "txn.orders") == [
+        (0, 0, 0, "huawei_drs_json", "c", 4001, {"order_id": "41", "status": "created"}),
+        (0, 1, 0, "huawei_drs_json", "c", 4002, {"order_id": "42", "status": "created"}),
+        (0, 5, 0, "huawei_drs_json", "c", 4004, {"order_id": "44", "status": "created"}),
+        (0, 6, 0, "huawei_drs_json", "c", 4005, {"order_id": "45", "status": "created"}),
+    ]
+    # The aborted change reaches no table.
+    history = read_table(spark, warehouse, "cdc_history").where("source_name = 'txn.orders'")
+    assert sorted(r.pk for r in history.collect()) == ['["41"]', '["42"]', '["44"]', '["45"]']
+
+
 def test_a_run_reports_its_batches_and_the_lag_of_every_partition(ingested):
     output = ingested["vendor"].stdout
-    assert "10 messages read, 10 landed" in output
+    assert "12 messages read, 12 landed" in output
     assert "lag of dts.shop by partition: 0: 0, 1: 0" in output
     assert "lag of drs.orders by partition: 0: 0, 1: 0, 2: 0" in output
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Warehouse, assert_succeeded
+from pyspark.sql import Row
 
 from cdc_lakehouse.landing import land, main, read_messages
 from cdc_lakehouse.landing_table import LANDING_TABLE
@@ -113,3 +114,35 @@ def test_cdc_land_command_lands_into_the_embedded_warehouse(tmp_path, text_file)
         "cdc-land: 1 messages landed in landing.cdc_raw (topic orders, partition 0, offsets 1..3; "
         "2 redeliveries skipped)"
     )
+
+
+def test_a_landing_table_of_an_earlier_release_gains_the_new_columns_in_place(spark):
+    from cdc_lakehouse.landing_table import LANDING_COLUMNS, ensure_landing_table
+
+    schema = "landing_of_an_earlier_release"
+    spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    spark.sql(f"CREATE SCHEMA {schema}")
+    spark.sql(
+        f"CREATE TABLE {schema}.cdc_raw (source_format string, topic string, kafka_partition int, kafka_offset bigint,"
+        " kafka_key binary, value binary, kafka_timestamp timestamp, ingested_at timestamp) USING delta"
+        " TBLPROPERTIES (delta.enableChangeDataFeed = true)"
+    )
+    spark.sql(f"INSERT INTO {schema}.cdc_raw VALUES ('canal_json', 't', 0, 0, null, X'61', null, current_timestamp())")
+    table = ensure_landing_table(spark, schema)
+    assert [(f.name, f.dataType.simpleString()) for f in spark.table(table).schema] == [
+        (name, sql_type.replace(" ", "")) for name, sql_type in LANDING_COLUMNS
+    ]
+    spark.sql(
+        f"INSERT INTO {table} VALUES ('canal_json', 't', 0, 1, null, X'62', null, current_timestamp(),"
+        " array(named_struct('key', 'trace', 'value', X'01')), 'CreateTime')"
+    )
+    # A model reads the landing commits it has not read through the change data feed, across the change.
+    changes = spark.sql(
+        f"SELECT kafka_offset, kafka_headers, kafka_timestamp_type FROM table_changes('{table}', 1)"
+        " WHERE _change_type = 'insert' ORDER BY kafka_offset"
+    ).collect()
+    assert [(r.kafka_offset, r.kafka_headers, r.kafka_timestamp_type) for r in changes] == [
+        (0, None, None),
+        (1, [Row(key="trace", value=bytearray(b"\x01"))], "CreateTime"),
+    ]
+    spark.sql(f"DROP SCHEMA {schema} CASCADE")
