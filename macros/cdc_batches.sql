@@ -9,7 +9,8 @@
     The run log is two Delta tables in the target schema:
     - cdc_batches: batch_id, landing_version (the landing table's version the batch reads up to), opened_at;
     - cdc_batch_models: model_name, batch_id, finished_at (a model finished a batch: it holds every row of
-      it).
+      it; finished_at null: the model started building its table from scratch in that batch, see
+      cdc_forget_unfinished_batches).
 #}
 
 
@@ -114,7 +115,8 @@
     {%- endif -%}
     {%- set finished = run_query(
         'select finished.model_name, finished.batch_id, batches.landing_version from ('
-        ~ ' select model_name, max(batch_id) as batch_id from ' ~ log ~ '.cdc_batch_models group by model_name'
+        ~ ' select model_name, max(batch_id) as batch_id from ' ~ log ~ '.cdc_batch_models'
+        ~ ' where finished_at is not null group by model_name'
         ~ ') as finished inner join ' ~ log ~ '.cdc_batches as batches on finished.batch_id = batches.batch_id'
     ) -%}
     {%- for row in finished.rows -%}
@@ -271,17 +273,52 @@
     updated would lose what it held before, and the next merge rewrites it from the same events
     (cdc_history rebuilds every chain the batches touch, cdc_observed_column_types takes its mins and maxes
     again). Before a model finished any batch it reads everything, so it starts empty.
+
+    That last case is told apart from a lost run log by a mark: an incremental model that builds its table
+    from scratch (a first build, a full refresh) first records in cdc_batch_models that it started this
+    batch (finished_at null). A model with no finished batch deletes its rows only when the run log holds
+    that mark: rows without it were written before the run log was lost or recreated, and deleting them
+    would silently empty the table (or refill it only in part once landing retention removed old
+    messages), so the model stops with a message naming the two ways forward.
 #}
 {% macro cdc_forget_unfinished_batches() %}
-    {%- if not execute or not is_incremental() -%}
+    {%- if not execute or config.get('materialized') != 'incremental' -%}
         {{- return('') -}}
+    {%- endif -%}
+    {%- if not is_incremental() -%}
+        {{- return(
+            'insert into ' ~ cdc_run_log() ~ '.cdc_batch_models values ('
+            ~ cdc_sql_string(model.name) ~ ', ' ~ cdc_run_state().batch_id ~ ', null)'
+            if cdc_run_state().get('opened') else ''
+        ) -}}
     {%- endif -%}
     {%- set batch = cdc_batch() -%}
     {%- if batch.finished_batch_id is none -%}
+        {%- do cdc_refuse_rows_of_a_lost_run_log() -%}
         delete from {{ this }}
     {%- elif batch.finished_batch_id < batch.batch_id - 1 and config.get('incremental_strategy') != 'merge' -%}
         delete from {{ this }} where cdc_batch_id > {{ batch.finished_batch_id }}
     {%- endif -%}
+{% endmacro %}
+
+
+{# A model with no finished batch, rows in its table and no mark that it started a batch in this run log. #}
+{% macro cdc_refuse_rows_of_a_lost_run_log() %}
+    {%- set log = cdc_run_log() -%}
+    {%- set started = run_query(
+        'select count(*) as marks from ' ~ log ~ '.cdc_batch_models where model_name = '
+        ~ cdc_sql_string(model.name) ~ ' and finished_at is null'
+    ).rows[0]['marks'] -%}
+    {%- if started > 0 or run_query('select 1 from ' ~ this ~ ' limit 1').rows | length == 0 -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {{ exceptions.raise_compiler_error(
+        model.name ~ ': its table holds rows, but the run log (' ~ log ~ '.cdc_batches, ' ~ log
+        ~ '.cdc_batch_models) has no batch this model started or finished: the run log was lost or recreated.'
+        ~ ' Nothing was deleted. Either restore the run log (Delta: RESTORE TABLE ' ~ log ~ '.cdc_batch_models,'
+        ~ ' and ' ~ log ~ '.cdc_batches, TO VERSION AS OF a version from before the loss), or rebuild this'
+        ~ ' model from landing: dbt build --full-refresh --select ' ~ model.name
+    ) }}
 {% endmacro %}
 
 

@@ -108,8 +108,15 @@ def dbt_in_process(
         ]
     )
     if check:
-        assert result.success, f"dbt {' '.join(arguments)} failed: {result.exception or result.result}"
+        assert result.success, f"dbt {' '.join(arguments)} failed: {result.exception or failed_nodes(result.result)}"
     return result
+
+
+def failed_nodes(result) -> str:
+    """The nodes of a dbt result that errored or failed, one line each with dbt's message."""
+    done = getattr(result, "results", None) or []
+    failed = [f"{r.node.name}: {r.status}: {r.message}" for r in done if str(r.status) in ("error", "fail")]
+    return "\n".join(failed) or repr(result)[:2000]
 
 
 def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None = None) -> list[dict]:

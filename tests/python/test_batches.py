@@ -1,7 +1,8 @@
 """One batch per run: each run reads the landing commits since the batch its models last finished.
 
 A run of a warehouse (schema cdc_batches_test) after each of these, with Canal and Huawei DRS JSON enabled:
-1. a Canal insert of key 1 is landed;
+1. a Canal insert of key 1 is landed, and the run crashes before its end records the batch: every model
+   built its table in this first batch, which no model finished;
 2. a late commit: another writer commits, with ingested_at years older than the first landing, a Canal
    update of key 1 and the first message of the DRS topic (a format quiet until then);
 3. nothing is landed (runs 2 and 3 are builds: the data tests of cdc_events read its rows of the batch,
@@ -13,7 +14,10 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
 7. nothing is landed: the change log models, which finished a batch at this landing version, still read
    what staging wrote after it;
 8. copies of a first-batch event, then of a newest-batch event, are added to cdc_events: the data test of
-   unique event ids, which reads the newest batch, passes on the first and fails on the second.
+   unique event ids, which reads the newest batch, passes on the first and fails on the second;
+9. the run log loses its rows (cdc_batch_models emptied): a run deletes nothing, every model with rows and
+   no batch in the log stops with a message naming it, and after a Delta RESTORE of the run log a run
+   succeeds on the same tables.
 A second warehouse (schema cdc_batches_clean) is built once over the same landing: the first must hold the
 same rows. Expected versions are written by hand from Canal's documented fields (es: the source commit time).
 """
@@ -168,6 +172,8 @@ def runs(spark, tmp_path_factory) -> dict:
     land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(1, "INSERT", 1, {"id": "1", "note": "new"})])
     run()
     states["first"] = snapshot(spark)
+    # The first batch crashes: the models' marks that they started it stay, their finishing is never recorded.
+    spark.sql(f"delete from {SCHEMA}.cdc_batch_models where finished_at is not null")
 
     land_late(
         spark,
@@ -210,7 +216,8 @@ def runs(spark, tmp_path_factory) -> dict:
             f"""
             select batches.batch_id, count(finished.model_name) as models
             from {SCHEMA}.cdc_batches as batches
-            left join {SCHEMA}.cdc_batch_models as finished on batches.batch_id = finished.batch_id
+            left join {SCHEMA}.cdc_batch_models as finished
+                on batches.batch_id = finished.batch_id and finished.finished_at is not null
             group by batches.batch_id
             order by batches.batch_id
             """
@@ -246,6 +253,23 @@ def runs(spark, tmp_path_factory) -> dict:
     newest = spark.sql(f"select max(cdc_batch_id) from {events}").first()[0]
     spark.sql(f"insert into {events} select * from {events} where cdc_batch_id = {newest} limit 1")
     states["test_of_a_copy_in_the_newest_batch_passes"] = unique_event_ids()
+
+    # The run log loses its rows; it is restored from Delta's history.
+    rows_before = {table: table_rows(spark, SCHEMA, table) for table in TABLES}
+    log_version = spark.sql(f"describe history {SCHEMA}.cdc_batch_models limit 1").first().version
+    spark.sql(f"delete from {SCHEMA}.cdc_batch_models")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CDC_SCHEMA", SCHEMA)
+        lost = dbt_in_process(spark, work_dir, "run", "--select", *MODELS, dbt_vars=ENABLED, check=False)
+    states["lost_run_log_results"] = {
+        done.node.name: (done.status, done.message)
+        for done in lost.result.results
+        if done.node.resource_type == "model"
+    }
+    states["lost_run_log_rows_kept"] = {table: table_rows(spark, SCHEMA, table) for table in TABLES} == rows_before
+    spark.sql(f"restore table {SCHEMA}.cdc_batch_models to version as of {log_version}")
+    run()
+    states["restored_run_log_rows_kept"] = {table: table_rows(spark, SCHEMA, table) for table in TABLES} == rows_before
     yield states
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -312,5 +336,22 @@ def test_crash_then_rerun_leaves_the_same_tables_as_one_clean_run(runs):
 
 
 def test_the_run_log_records_each_batch_and_the_models_that_finished_it(runs):
-    # Nine incremental models per finished batch; batch 4 crashed before its end.
-    assert runs["batches"] == [(1, 9), (2, 9), (3, 9), (4, 0), (5, 9)]
+    # Nine incremental models per finished batch; batches 1 and 4 crashed before their end.
+    assert runs["batches"] == [(1, 0), (2, 9), (3, 9), (4, 0), (5, 9)]
+
+
+def test_a_lost_run_log_stops_every_model_with_rows_and_deletes_nothing(runs):
+    results = runs["lost_run_log_results"]
+    stopped = {name for name, (status, _) in results.items() if status == "error"}
+    # The models that read landing stop; everything downstream of them is skipped.
+    assert stopped == {"stg_canal_json__messages", "stg_huawei_drs__messages"}
+    assert {status for name, (status, _) in results.items() if name not in stopped} == {"skipped"}
+    _, message = results["stg_canal_json__messages"]
+    assert "stg_canal_json__messages: its table holds rows, but the run log" in message
+    assert f"RESTORE TABLE {SCHEMA}.cdc_batch_models" in message
+    assert "dbt build --full-refresh --select stg_canal_json__messages" in message
+    assert runs["lost_run_log_rows_kept"]
+
+
+def test_a_restored_run_log_runs_on_with_the_same_tables(runs):
+    assert runs["restored_run_log_rows_kept"]
