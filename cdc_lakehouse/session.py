@@ -65,6 +65,13 @@ def _check_archives(settings: Mapping[str, str]) -> None:
 
 def _prepare(spark: SparkSession) -> None:
     spark.sparkContext.setLogLevel(os.environ.get("CDC_SPARK_LOG_LEVEL", "ERROR"))
+    # Delta 4.4 logs at ERROR level, on every read of a table with column mapping and deletion vectors (the
+    # typed tables), that it does not push its deleted-rows filter down into Parquet; the rows are filtered
+    # after the scan all the same ("Failed to translate filter EqualTo(__delta_internal_is_row_deleted,0)").
+    jvm = spark.sparkContext._jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(
+        "org.apache.spark.sql.delta.DeltaParquetFileFormat", jvm.org.apache.logging.log4j.Level.FATAL
+    )
     register_udfs(spark)
     ensure_landing_table(spark)
 

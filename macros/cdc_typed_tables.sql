@@ -126,9 +126,12 @@
 
 
 {#
-    dbt's handling of schema changes of an incremental model, after the typed tables' widening: a model
-    that appends new columns (the typed tables) first widens each stored column whose type the new rows
-    widen (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values.
+    dbt's handling of schema changes of an incremental model, after the typed tables' own: a model that
+    appends new columns (the typed tables) first adds the new columns itself, each name quoted
+    (cdc_quoted_identifier: dbt-spark's add columns leaves a backtick in a name bare), with Delta's column
+    mapping by name turned on first (a table created before it was in the folder's tblproperties: names with
+    spaces or ,;{}()= need it), then widens each stored column whose type the new rows widen
+    (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values.
 #}
 {% macro process_schema_changes(on_schema_change, source_relation, target_relation) %}
     {%- if on_schema_change == 'append_new_columns' -%}
@@ -136,16 +139,25 @@
         {%- for column in adapter.get_columns_in_relation(target_relation) -%}
             {%- do stored.update({column.name | lower: column}) -%}
         {%- endfor -%}
+        {%- set additions = [] -%}
         {%- set widenings = [] -%}
         {%- for column in adapter.get_columns_in_relation(source_relation) -%}
             {%- set old = stored.get(column.name | lower) -%}
-            {%- if old is not none and cdc_type_widens(old.data_type, column.data_type) -%}
+            {%- if old is none -%}
+                {%- do additions.append(cdc_quoted_identifier(column.name) ~ ' ' ~ column.data_type) -%}
+            {%- elif cdc_type_widens(old.data_type, column.data_type) -%}
                 {%- do widenings.append(
                     'alter table ' ~ target_relation ~ ' alter column ' ~ cdc_quoted_identifier(old.name)
                     ~ ' type ' ~ column.data_type
                 ) -%}
             {%- endif -%}
         {%- endfor -%}
+        {%- if additions -%}
+            {%- do run_query(
+                'alter table ' ~ target_relation ~ " set tblproperties ('delta.columnMapping.mode' = 'name')"
+            ) -%}
+            {%- do run_query('alter table ' ~ target_relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
+        {%- endif -%}
         {%- if widenings -%}
             {%- do run_query(
                 'alter table ' ~ target_relation ~ " set tblproperties ('delta.enableTypeWidening' = 'true')"

@@ -8,9 +8,11 @@ by DDL appears with NULL in the versions from before, a column widened by DDL (i
 place, and a column changed to a type its stored values cannot widen to (varchar to int) keeps its stored
 type and is named by the table's test.
 
-Then a table named in Chinese (Canal JSON, database 商城, table 订单, Chinese column names), scaffolded by
-cdc-scaffold into a copy of the project, built, evolved by an ALTER TABLE that adds a column, refreshed
-and tested.
+Then two Canal JSON tables scaffolded by cdc-scaffold into a copy of the project, built, evolved by an
+ALTER TABLE, refreshed and tested: one named in Chinese (database 商城, table 订单, Chinese column names),
+and shop.odd, whose columns have names any of MySQL, PostgreSQL, Oracle or SQL Server allow quoted
+(spaces, ,;{}()=, quotes, a backtick, a dot, SQL comment and Jinja markers), one of them widened and two
+added by the DDL.
 """
 
 import json
@@ -246,23 +248,31 @@ WITH_NOTE = {**ORDER_COLUMNS, "备注": ("varchar(20)", 12)}
 
 
 def canal_message(
-    batch_id: int, seq: int, operation: str, data=None, old=None, columns: dict = ORDER_COLUMNS, sql=""
+    batch_id: int,
+    seq: int,
+    operation: str,
+    data=None,
+    old=None,
+    columns: dict = ORDER_COLUMNS,
+    sql="",
+    table: tuple[str, str, str] = ("商城", "订单", "编号"),
 ) -> bytes:
-    """A Canal flat message of 商城.订单 executed at T0 + seq seconds; Canal gives every message of one batch
-    it fetched from the binlog the batch's id."""
+    """A Canal flat message of a table (database, table, key column; 商城.订单 by default) executed at
+    T0 + seq seconds; Canal gives every message of one batch it fetched from the binlog the batch's id."""
     ddl = operation == "ALTER"
+    database, table_name, key = table
     message = {
         "data": data,
-        "database": "商城",
+        "database": database,
         "es": int(at(seq).timestamp() * 1000),
         "id": batch_id,
         "isDdl": ddl,
         "mysqlType": None if ddl else {name: vendor for name, (vendor, _) in columns.items()},
         "old": old,
-        "pkNames": None if ddl else ["编号"],
+        "pkNames": None if ddl else [key],
         "sql": sql,
         "sqlType": None if ddl else {name: jdbc for name, (_, jdbc) in columns.items()},
-        "table": "订单",
+        "table": table_name,
         "ts": int(at(seq).timestamp() * 1000) + 7,
         "type": operation,
     }
@@ -282,30 +292,116 @@ CHINESE_BATCHES = [
 ]
 
 
-@pytest.fixture
-def chinese_named_table(project, tmp_path_factory, capsys) -> dict:
-    """商城.订单 scaffolded after its first batch, built after each, refreshed and tested after the second."""
+ODD_TOPIC = "canal_json.odd_names"
+ODD_TABLE = ("shop", "odd", "id")
+ODD_BASE = "shop__odd"
+# Legal quoted identifiers in MySQL, PostgreSQL, Oracle and SQL Server; Delta refuses ' ,;{}()=' in a column
+# name without column mapping, and Delta's MERGE cannot expand `*` over a name holding a backtick.
+ODD_COLUMNS = {
+    "id": ("int(11)", 4),
+    "列 名": ("varchar(20)", 12),
+    "v -- c": ("int(11)", 4),
+    "a,b;c{d}(e)=f": ("varchar(10)", 12),
+    'it\'s "q"': ("varchar(10)", 12),
+    "x`y": ("varchar(10)", 12),
+    "p.q": ("varchar(10)", 12),
+    "{{ var('x') }}": ("varchar(10)", 12),
+}
+# After the DDL: `v -- c` widened to bigint, two columns added, one with a backtick.
+ODD_WIDER = {
+    **ODD_COLUMNS,
+    "v -- c": ("bigint(20)", -5),
+    "new col;": ("varchar(10)", 12),
+    "add`ed": ("varchar(10)", 12),
+}
+
+
+def odd_row(key: str, *values: str | None) -> dict:
+    """A row of shop.odd: the key, then a value per column after it, in ODD_WIDER's order (None past the end)."""
+    names = list(ODD_WIDER)[1:]
+    return {"id": key, **dict(zip(names, list(values) + [None] * (len(names) - len(values)), strict=True))}
+
+
+def odd_message(batch_id: int, seq: int, operation: str, data=None, old=None, columns=ODD_COLUMNS, sql=""):
+    return canal_message(batch_id, seq, operation, data, old, columns, sql, table=ODD_TABLE)
+
+
+ROW_1 = odd_row("1", "一", "10", "x1", "q1", "b1", "d1", "j1")
+ROW_1_UPDATED = odd_row("1", "一", "10", "x1", "q1", "b1-2", "d1", "j1")
+ROW_2 = odd_row("2", "二", "20", "x2", "q2", "b2", "d2", "j2")
+ROW_2_UPDATED = odd_row("2", "二 改", "20", "x2", "q2", "b2", "d2", "j2", None, "e2")
+ROW_3 = odd_row("3", "三", "9000000000", "x3", "q3", "b3", "d3", "j3", "n3", "e3")
+ODD_BATCHES = [
+    [
+        odd_message(11, 11, "INSERT", data=[ROW_1, ROW_2]),
+        odd_message(11, 12, "UPDATE", data=[ROW_1_UPDATED], old=[{"x`y": "b1"}]),
+    ],
+    [
+        odd_message(
+            12,
+            13,
+            "ALTER",
+            sql="ALTER TABLE `odd` MODIFY `v -- c` bigint, ADD `new col;` varchar(10), ADD `add``ed` varchar(10)",
+        ),
+        odd_message(12, 14, "INSERT", data=[ROW_3], columns=ODD_WIDER),
+        odd_message(12, 15, "UPDATE", data=[ROW_2_UPDATED], old=[{"列 名": "二", "add`ed": None}], columns=ODD_WIDER),
+        odd_message(13, 16, "DELETE", data=[{**ROW_1_UPDATED, "new col;": None, "add`ed": None}], columns=ODD_WIDER),
+    ],
+]
+
+
+@pytest.fixture(scope="module")
+def canal_tables(project, tmp_path_factory) -> dict:
+    """商城.订单 and shop.odd scaffolded after their first batch, built after each, refreshed and tested after the
+    second."""
+    import io
+    from contextlib import redirect_stdout
+
     copy = project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
     project.project_dir = copy
+
+    def scaffold_output(*arguments: str) -> str:
+        with redirect_stdout(io.StringIO()) as output:
+            assert scaffold(["--project-dir", str(copy), "--source-format", "canal_json", *arguments]) == 0
+        return output.getvalue()
+
     try:
         project.reset("canal_json")
         project.dbt("run", "--select", "cdc_type_mappings")
-        typed = (f"{CHINESE_BASE}__history", f"{CHINESE_BASE}__current")
+        typed = tuple(f"{base}__{kind}" for base in (CHINESE_BASE, ODD_BASE) for kind in ("history", "current"))
         sources = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns")
         project.land(CANAL_TOPIC, CHINESE_BATCHES[0])
+        project.land(ODD_TOPIC, ODD_BATCHES[0])
         project.run(*sources)
-        assert scaffold(["--project-dir", str(copy), "--source-format", "canal_json"]) == 0
-        scaffolded = capsys.readouterr().out
+        scaffolded = scaffold_output()
         project.run(*sources, *typed)
         first = project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__current").orderBy("编号").collect()
         project.land(CANAL_TOPIC, CHINESE_BATCHES[1])
+        project.land(ODD_TOPIC, ODD_BATCHES[1])
         project.run(*sources, *typed)
-        assert scaffold(["--project-dir", str(copy), "--source-format", "canal_json", "--refresh"]) == 0
-        refreshed = capsys.readouterr().out
+        refreshed = scaffold_output("--refresh")
+        # PySpark parses a column name given as text: quoted, with backticks doubled.
+        odd_columns = tuple(f"`{name.replace('`', '``')}`" for name in ODD_WIDER)
+        as_of = project.dbt(
+            "show",
+            "--inline",
+            "select id, `x``y`, `v -- c` from {{ cdc_as_of(ref('shop__odd__history'), \"timestamp'"
+            + str(at(12))
+            + "'\") }} as odd order by id",
+        )
+        (shown,) = as_of.result.results
+        # The columns of the odd table's YAML as dbt reads them (the scaffold writes a name holding braces
+        # as a Jinja string, so it renders to the name).
+        manifest = project.dbt("parse").result
+        odd_yaml_columns = list(manifest.nodes[f"model.cdc_lakehouse.{ODD_BASE}__history"].columns)
+        tables = {
+            base: yaml.safe_load((copy / "models" / "tables" / f"_{base}__models.yml").read_text())
+            for base in (CHINESE_BASE, ODD_BASE)
+        }
         yield {
             "scaffolded": scaffolded,
             "refreshed": refreshed,
-            "yaml": yaml.safe_load((copy / "models" / "tables" / f"_{CHINESE_BASE}__models.yml").read_text()),
+            "yaml": tables,
             "first": [(row["编号"], row["金额"]) for row in first],
             "current": project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__current")
             .orderBy("编号")
@@ -316,14 +412,34 @@ def chinese_named_table(project, tmp_path_factory, capsys) -> dict:
             .select("编号", "金额", "备注", "is_current", "is_deleted")
             .collect(),
             "types": dict(project.spark.table(f"{SCHEMA}.{CHINESE_BASE}__history").dtypes),
+            "odd_current": [
+                row.asDict()
+                for row in project.spark.table(f"{SCHEMA}.{ODD_BASE}__current")
+                .orderBy("id")
+                .select(*odd_columns)
+                .collect()
+            ],
+            "odd_history": [
+                tuple(row)
+                for row in project.spark.table(f"{SCHEMA}.{ODD_BASE}__history")
+                .orderBy("id", "valid_from")
+                .select("id", "op", "`x``y`", "`new col;`", "is_current", "is_deleted")
+                .collect()
+            ],
+            "odd_types": {
+                model: dict(project.spark.table(f"{SCHEMA}.{ODD_BASE}__{model}").dtypes)
+                for model in ("history", "current")
+            },
+            "odd_as_of": [tuple(row) for row in shown.agate_table.rows],
+            "odd_yaml_columns": odd_yaml_columns,
             "tests": typed_model_test_outcomes(project, typed),
         }
     finally:
         project.project_dir = PROJECT_DIR
 
 
-def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(chinese_named_table):
-    table = chinese_named_table
+def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(canal_tables):
+    table = canal_tables
     assert f"商城.订单 (canal_json) -> {CHINESE_BASE}__history, {CHINESE_BASE}__current" in table["scaffolded"]
     assert f"models/tables/_{CHINESE_BASE}__models.yml: refreshed" in table["refreshed"]
     assert table["first"] == [(1, Decimal("13.75")), (2, Decimal("3.00"))]
@@ -344,11 +460,47 @@ def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(chinese
         "金额": "decimal(10,2)",
         "备注": "string",
     }
-    (history_model, _) = table["yaml"]["models"]
+    (history_model, _) = table["yaml"][CHINESE_BASE]["models"]
     assert [column["name"] for column in history_model["columns"]][-3:] == ["编号", "金额", "备注"]
     # Among them cdc_typed_columns_hold_their_types, which names the table by its Chinese names.
     assert f"{CHINESE_BASE}__history_holds_its_source_types" in table["tests"]
     assert all(status == "pass" for status, _ in table["tests"].values()), table["tests"]
+
+
+def test_columns_keep_any_name_the_source_allows_through_merges_additions_and_widening(canal_tables):
+    table = canal_tables
+    assert f"shop.odd (canal_json) -> {ODD_BASE}__history, {ODD_BASE}__current" in table["scaffolded"]
+    # Key 1 was deleted; key 2 updated after the DDL (its added columns null, then e2); key 3 inserted with them.
+    assert table["odd_current"] == [
+        {**ROW_2_UPDATED, "id": 2, "v -- c": 20},
+        {**ROW_3, "id": 3, "v -- c": 9000000000},
+    ]
+    assert table["odd_history"] == [
+        (1, "c", "b1", None, False, False),
+        (1, "u", "b1-2", None, False, False),
+        (1, "d", "b1-2", None, True, True),
+        (2, "c", "b2", None, False, False),
+        (2, "u", "b2", None, True, False),
+        (3, "c", "b3", "n3", True, False),
+    ]
+    for model in ("history", "current"):
+        types = table["odd_types"][model]
+        assert {name: types[name] for name in ODD_WIDER} == {
+            "id": "int",
+            "列 名": "string",
+            "v -- c": "bigint",  # widened in place
+            "a,b;c{d}(e)=f": "string",
+            'it\'s "q"': "string",
+            "x`y": "string",
+            "p.q": "string",
+            "{{ var('x') }}": "string",
+            "new col;": "string",
+            "add`ed": "string",
+        }, model
+    # The history as it was after the first batch's update (cdc_as_of).
+    assert table["odd_as_of"] == [(1, "b1-2", 10), (2, "b2", 20)]
+    assert set(ODD_WIDER) <= set(table["odd_yaml_columns"])
+    assert f"{ODD_BASE}__history_holds_its_source_types" in table["tests"]
 
 
 if __name__ == "__main__":
