@@ -16,12 +16,13 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode clean
+.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
 	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
+	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
@@ -33,6 +34,7 @@ help:
 	@echo "make bench        BENCH_EVENTS (1,000,000) events: decode vs native, full and 1% incremental build, memory"
 	@echo "make bench-cluster the same through the cluster profile: local standalone master, two 1-core workers"
 	@echo "make bench-decode the decode figures of make bench alone: every format beside its baseline"
+	@echo "make bench-soak   200 scheduled runs of 1,000 events each, maintenance on its schedule: run cost, files, bytes"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +91,10 @@ build: seeds
 audit: setup
 	$(BIN)/dbt build --selector audit
 
+# Daily, between scheduled runs (README, "Operating it"); .venv/bin/cdc-maintain --help for its retention options.
+maintain: setup
+	$(BIN)/cdc-maintain
+
 # The sample's Huawei DRS Avro records are written with this schema (a deployment sets its own).
 run: export CDC_DRS_AVRO_SCHEMA ?= $(CURDIR)/sample_data/drs_record.avsc
 run: setup land build
@@ -142,6 +148,10 @@ bench-cluster: setup executor-env
 
 bench-decode: setup
 	$(BIN)/python bench/run.py --decode-only
+
+# A few hours on 2 cores; SOAK_RUNS, SOAK_EVENTS and SOAK_MAINTAIN_EVERY to change it.
+bench-soak: setup
+	$(BIN)/python bench/soak.py
 
 clean:
 	rm -rf warehouse target logs

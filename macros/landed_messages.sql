@@ -6,6 +6,9 @@
 #}
 {% macro landed_messages(source_formats) %}
     {%- set batch = cdc_batch() -%}
+    {%- if execute and batch.finished_landing_version is none -%}
+        {%- do cdc_refuse_a_partial_read_of_landing(source_formats) -%}
+    {%- endif -%}
     select
         landed.source_format,
         landed.topic,
@@ -38,4 +41,28 @@
                 and landed.kafka_offset = staged.kafka_offset
     {% endif %}
     where landed.delivery_number = 1
+{% endmacro %}
+
+
+{#
+    A model about to read every landed message of these formats (a first build, a full refresh, a rerun after
+    a crash in its first batch) while landing retention (cdc-maintain) has removed some of them would write
+    a partial table as if it were whole: it stops instead, naming what was removed and the ways forward.
+#}
+{% macro cdc_refuse_a_partial_read_of_landing(source_formats) %}
+    {%- set removed = cdc_landing_retention_marks(source_formats) -%}
+    {%- if removed -%}
+        {%- set what = [] -%}
+        {%- for source_format, cutoff in removed.items() -%}
+            {%- do what.append(source_format ~ ' messages landed before ' ~ cutoff) -%}
+        {%- endfor -%}
+        {{ exceptions.raise_compiler_error(
+            model.name ~ ' would read every landed message of ' ~ source_formats | join(', ')
+            ~ ', but landing retention (cdc-maintain) removed the ' ~ what | join(' and the ')
+            ~ ': the table would miss them. Nothing was written. Either keep this model and rebuild only the'
+            ~ ' models after it (dbt build --full-refresh --select ' ~ model.name ~ '+ --exclude ' ~ model.name
+            ~ '), or bring the removed messages back into landing first (a Delta RESTORE of landing to a'
+            ~ ' version before the retention, while its files are kept; or a new ingest of the topics).'
+        ) }}
+    {%- endif -%}
 {% endmacro %}

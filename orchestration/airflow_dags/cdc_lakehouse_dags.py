@@ -6,7 +6,8 @@ Point Airflow's dags_folder at this folder. The DAGs use the profile and variabl
 - cdc_lakehouse_hourly: cdc-ingest (one catch-up of the Kafka topics of ingest.yml), the seeds when they
   changed, then the models of the `scheduled` selector as a Cosmos task group: one task per model, each a
   `dbt build` of the model and its tests, so the tests read the batch that very run wrote.
-- cdc_lakehouse_audit: daily, `dbt build --selector audit` (seeds, every test over whole tables).
+- cdc_lakehouse_audit: daily, `dbt build --selector audit` (seeds, every test over whole tables), then
+  cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating it"), whatever the audit found.
 
 One dbt command runs at a time (max_active_tasks=1, max_active_runs=1): each run opens the next batch of the
 run log, and the embedded Derby metastore admits one Spark driver at a time.
@@ -22,6 +23,7 @@ from cosmos import DbtTaskGroup, ExecutionConfig, ProfileConfig, ProjectConfig, 
 from cosmos.constants import ExecutionMode, InvocationMode, LoadMode, TestBehavior, TestIndirectSelection
 from cosmos.operators.local import DbtBuildLocalOperator
 
+from cdc_lakehouse.maintenance import main as cdc_maintain
 from cdc_lakehouse.seeds import load_seeds_if_changed, run_dbt
 from orchestration.environment import (
     PROFILE_NAME,
@@ -60,6 +62,12 @@ def load_seeds() -> None:
     load_seeds_if_changed(run_dbt, ENVIRONMENT)
 
 
+def maintain_tables() -> None:
+    """cdc-maintain in the task's process, as dbt runs: one Spark driver per process."""
+    if cdc_maintain(argv=[]) != 0:
+        raise RuntimeError("cdc-maintain failed: see its output above")
+
+
 with DAG(
     "cdc_lakehouse_hourly",
     schedule="@hourly",
@@ -86,7 +94,7 @@ with DAG(
     ingest >> seeds >> models
 
 with DAG("cdc_lakehouse_audit", schedule="@daily", start_date=START, **ONE_AT_A_TIME):
-    DbtBuildLocalOperator(
+    audit = DbtBuildLocalOperator(
         task_id="audit",
         project_dir=PROJECT_DIR,
         profile_config=PROFILE,
@@ -95,3 +103,10 @@ with DAG("cdc_lakehouse_audit", schedule="@daily", start_date=START, **ONE_AT_A_
         invocation_mode=InvocationMode.DBT_RUNNER,
         env=ENVIRONMENT,
     )
+    maintain = PythonOperator(
+        task_id="cdc_maintain",
+        python_callable=maintain_tables,
+        # A failed audit test reports on the data; the tables still need their maintenance.
+        trigger_rule="all_done",
+    )
+    audit >> maintain

@@ -8,6 +8,8 @@
 - cdc_lakehouse_hourly: ingest and the models of a scheduled run (not the seeds, nor the snapshot), every
   hour. Seeds are assets whose code version follows their file: Dagster shows a changed seed as changed,
   and materializing it (with cdc_type_mappings) applies it. A new warehouse: materialize all assets once.
+- cdc_lakehouse_maintenance: cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating
+  it"), daily.
 
 The profile and variables are `make run`'s (orchestration/environment.py); CDC_TARGET=cluster for a cluster.
 """
@@ -23,9 +25,12 @@ from dagster import (
     Definitions,
     Failure,
     MaterializeResult,
+    OpExecutionContext,
     ScheduleDefinition,
     asset,
     define_asset_job,
+    job,
+    op,
 )
 from dagster_dbt import DbtCliResource, DbtProject, build_dbt_asset_selection, dbt_assets
 
@@ -44,23 +49,29 @@ if not project.manifest_path.exists():
     run_dbt(["parse", "--quiet"])
 
 
-@asset(key=AssetKey(["landing", "cdc_raw"]), group_name="landing")
-def cdc_raw(context: AssetExecutionContext) -> MaterializeResult:
-    """Kafka messages landed by cdc-ingest: everything its topics hold beyond its checkpoint."""
-    ingest = subprocess.run(
-        [str(VENV_BIN / "cdc-ingest")],
+def run_project_command(context, command: str) -> str:
+    """One of the project's commands, its output lines logged; its output, or a Failure with its error line."""
+    done = subprocess.run(
+        [str(VENV_BIN / command)],
         cwd=PROJECT_DIR,
         env={**os.environ, **project_environment()},
         capture_output=True,
         text=True,
         check=False,
     )
-    for line in ingest.stdout.splitlines():
+    for line in done.stdout.splitlines():
         context.log.info(line)
-    if ingest.returncode != 0:
-        errors = [line for line in ingest.stderr.splitlines() if line.startswith("cdc-ingest: error")]
-        raise Failure(description=errors[-1] if errors else f"cdc-ingest exited with {ingest.returncode}")
-    totals = re.search(r"(\d+) messages read, (\d+) landed", ingest.stdout)
+    if done.returncode != 0:
+        errors = [line for line in done.stderr.splitlines() if line.startswith(f"{command}: error")]
+        raise Failure(description=errors[-1] if errors else f"{command} exited with {done.returncode}")
+    return done.stdout
+
+
+@asset(key=AssetKey(["landing", "cdc_raw"]), group_name="landing")
+def cdc_raw(context: AssetExecutionContext) -> MaterializeResult:
+    """Kafka messages landed by cdc-ingest: everything its topics hold beyond its checkpoint."""
+    output = run_project_command(context, "cdc-ingest")
+    totals = re.search(r"(\d+) messages read, (\d+) landed", output)
     return MaterializeResult(
         metadata={"messages read": int(totals.group(1)), "landed": int(totals.group(2))} if totals else {}
     )
@@ -78,10 +89,25 @@ hourly = define_asset_job(
     - build_dbt_asset_selection([cdc_lakehouse_dbt], dbt_select="cdc_type_mappings"),
 )
 
+
+@op
+def cdc_maintain(context: OpExecutionContext) -> None:
+    """Landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table (cdc-maintain)."""
+    run_project_command(context, "cdc-maintain")
+
+
+@job
+def cdc_lakehouse_maintenance() -> None:
+    cdc_maintain()
+
+
 defs = Definitions(
     assets=[cdc_raw, cdc_lakehouse_dbt],
-    jobs=[hourly],
-    schedules=[ScheduleDefinition(job=hourly, cron_schedule="0 * * * *")],
+    jobs=[hourly, cdc_lakehouse_maintenance],
+    schedules=[
+        ScheduleDefinition(job=hourly, cron_schedule="0 * * * *"),
+        ScheduleDefinition(job=cdc_lakehouse_maintenance, cron_schedule="30 3 * * *"),
+    ],
     resources={
         "dbt": DbtCliResource(project_dir=project, profiles_dir=str(PROFILES_DIR), dbt_executable=str(VENV_BIN / "dbt"))
     },

@@ -1,7 +1,8 @@
 """The orchestration code paths, for real: a Kafka broker with a Huawei DRS topic, then Airflow's `dags test`
-(dag.test()) of the hourly DAG and the daily audit in a temporary AIRFLOW_HOME, and Dagster materializing
-every asset (`dagster asset materialize`, no daemon or webserver), each into its own embedded warehouse with
-the profile `make run` uses. Needs the extras: `make test-orchestration` installs them.
+(dag.test()) of the hourly DAG and the daily audit and maintenance in a temporary AIRFLOW_HOME, and Dagster
+materializing every asset (`dagster asset materialize`, no daemon or webserver) then running the maintenance
+job, each into its own embedded warehouse with the profile `make run` uses. Needs the extras: `make
+test-orchestration` installs them.
 
 Expected rows are written by hand from the messages: orders 1, 2, 3 inserted, 2 paid, 3 deleted.
 """
@@ -85,8 +86,11 @@ def test_airflow_hourly_dag_ingests_and_builds_then_the_audit_passes(spark, brok
     # One task per model: every incremental model finished a batch in its own task's build.
     assert {"stg_huawei_drs__messages", "cdc_events", "cdc_history"} <= batches_finished(spark, warehouse)
     assert (warehouse.root / ".seeds-loaded-cdc").is_file()
-    assert_succeeded(run(env, airflow, "dags", "test", "cdc_lakehouse_audit"))
+    audit = run(env, airflow, "dags", "test", "cdc_lakehouse_audit")
+    assert_succeeded(audit)
     assert dag_run_states(env, "cdc_lakehouse_audit") == ["success"]
+    # The audit's second task maintained every table, landing last.
+    assert "cdc-maintain: landing.cdc_raw: " in audit.stdout + audit.stderr
 
 
 def dag_run_states(env: dict[str, str], dag_id: str) -> list[str]:
@@ -107,3 +111,8 @@ def test_dagster_materializes_every_asset(spark, broker, tmp_path):
     assert current_orders(spark, warehouse) == EXPECTED_CURRENT
     assert {"stg_huawei_drs__messages", "cdc_events", "cdc_history"} <= batches_finished(spark, warehouse)
     assert json.loads(bytes(landing(spark, warehouse).where("kafka_offset = 4").first().value))["type"] == "DELETE"
+    maintenance = run(
+        env, str(VENV_BIN / "dagster"), "job", "execute", "-j", "cdc_lakehouse_maintenance", "-f", definitions
+    )
+    assert_succeeded(maintenance)
+    assert "cdc-maintain: landing.cdc_raw: " in maintenance.stdout + maintenance.stderr

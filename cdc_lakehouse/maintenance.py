@@ -1,0 +1,79 @@
+"""cdc-maintain: table maintenance between scheduled runs (README, "Operating it").
+
+Runs the project's `dbt run-operation cdc_maintain` in this process: landing retention (messages older than
+--keep-days that every model has read), the run log's old batches, then OPTIMIZE and VACUUM (keeping
+--retain-hours of removed files, the time-travel window) of every table the project writes and of landing,
+whose files of commits some model has not read are kept whatever their age. Run it when no build runs.
+"""
+
+import argparse
+import json
+import sys
+from typing import NoReturn
+
+from cdc_lakehouse.session import PROJECT_DIR
+
+# Delta's own default retention of removed files (delta.deletedFileRetentionDuration): a week of time travel.
+DEFAULT_RETAIN_HOURS = 168
+DEFAULT_KEEP_DAYS = 30
+
+
+class MaintenanceError(Exception):
+    """A command line cdc-maintain cannot run with: reported on one line, nothing is done."""
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise MaintenanceError(message)
+
+
+def _non_negative(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative: {number}")
+    return number
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _OneLineParser(prog="cdc-maintain", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--retain-hours",
+        type=_non_negative,
+        default=DEFAULT_RETAIN_HOURS,
+        help=f"removed files kept this long, the time-travel window (default: {DEFAULT_RETAIN_HOURS})",
+    )
+    parser.add_argument(
+        "--keep-days",
+        type=_non_negative,
+        default=DEFAULT_KEEP_DAYS,
+        help=f"landed messages every model read, and run log batches, kept this long (default: {DEFAULT_KEEP_DAYS})",
+    )
+    parser.add_argument("--target", help="dbt profile target (default: the profile's)")
+    parser.add_argument("--vars", help="dbt vars, as for the scheduled runs (YAML)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+    except MaintenanceError as exc:
+        print(f"cdc-maintain: error: {exc}", file=sys.stderr)
+        return 2
+    from dbt.cli.main import dbtRunner
+
+    operation_args = json.dumps({"retain_hours": args.retain_hours, "keep_days": args.keep_days})
+    command = ["run-operation", "cdc_maintain", "--args", operation_args, "--project-dir", str(PROJECT_DIR)]
+    command += ["--target", args.target] if args.target else []
+    command += ["--vars", args.vars] if args.vars else []
+    result = dbtRunner().invoke(command)
+    if not result.success:
+        print(f"cdc-maintain: error: {result.exception or 'dbt run-operation cdc_maintain failed'}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,230 @@
+{#
+    Table maintenance (README, "Operating it"): `cdc-maintain` (`make maintain`, a daily task of both
+    orchestrators) runs `dbt run-operation cdc_maintain`. Between runs, never beside one:
+    1. landing retention: landed messages ingested more than keep_days ago that every model reading landing
+       has finished (landed in a commit up to the oldest landing version those models finished) are deleted,
+       and the landing table records, per format, before when it removed messages
+       (cdc_landing_retention_marks), so that a model that would read all of landing again refuses;
+       messages of formats this deployment does not read stay;
+    2. the run log keeps keep_days of batches, and whatever the runs still read (each model's last finished
+       batch, the two newest batches);
+    3. every table the project writes (models, seeds, snapshots, the run log) and landing are compacted
+       (OPTIMIZE) and vacuumed: files no longer in the table and older than retain_hours go (the time-travel
+       window), and for landing never a file of a commit some model has not read yet.
+#}
+{% macro cdc_maintain(retain_hours=168, keep_days=30) %}
+    {%- if retain_hours < 168 -%}
+        {#- Delta refuses a retention under its own default unless told: only one writer runs at a time here. -#}
+        {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
+    {%- endif -%}
+    {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
+    {%- set state = cdc_read_run_log() -%}
+    {%- set finished = cdc_landing_finished_version(state) -%}
+    {%- set unread_since = cdc_oldest_unread_landing_commit(landing, finished) -%}
+    {%- do cdc_expire_landed_messages(landing, finished, keep_days) -%}
+    {%- do cdc_prune_run_log(state, keep_days) -%}
+    {%- for relation in cdc_maintained_tables() -%}
+        {%- do cdc_compact_and_vacuum(relation, retain_hours) -%}
+    {%- endfor -%}
+    {#- Landing keeps every file a model has yet to read, however old. -#}
+    {%- set landing_hours = retain_hours -%}
+    {%- if unread_since is not none -%}
+        {%- set unread_hours = run_query(
+            "select ceil((unix_seconds(current_timestamp()) - unix_seconds(timestamp'" ~ unread_since
+            ~ "')) / 3600) + 1 as hours"
+        ).rows[0]['hours'] | int -%}
+        {%- set landing_hours = [retain_hours, unread_hours] | max -%}
+    {%- endif -%}
+    {%- do cdc_compact_and_vacuum(landing, landing_hours) -%}
+{% endmacro %}
+
+
+{#
+    The oldest landing version every model that reads landing has finished (none when one of them has not
+    finished a batch: it reads all of landing at its next run). Models read landing through
+    cdc_landed_rows: the incremental models with the landing source among their batch inputs.
+#}
+{% macro cdc_landing_finished_version(state) %}
+    {%- set versions = [] -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
+        {%- for input_id in cdc_batch_inputs(node) if input_id.startswith('source.') -%}
+            {%- set model_finished = state.models.get(node.name) -%}
+            {%- if model_finished is none -%}
+                {{- return(none) -}}
+            {%- endif -%}
+            {%- do versions.append(model_finished.landing_version) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{- return(versions | min if versions else none) -}}
+{% endmacro %}
+
+
+{# The time of the oldest landing commit after `finished` that carries changes (text), or none. #}
+{% macro cdc_oldest_unread_landing_commit(landing, finished) %}
+    {%- set newest = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {%- if finished is none or finished >= newest -%}
+        {{- return(none) -}}
+    {%- endif -%}
+    {%- set oldest = run_query(
+        'select cast(min(_commit_timestamp) as string) as oldest from table_changes('
+        ~ cdc_sql_string(landing) ~ ', ' ~ (finished + 1) ~ ')'
+    ).rows[0]['oldest'] -%}
+    {{- return(oldest) -}}
+{% endmacro %}
+
+
+{#
+    Landing retention: the messages of the enabled formats ingested more than keep_days ago and landed in a
+    commit up to `finished` are deleted in one MERGE. A message some model has not read is never among them:
+    a row of a later commit, whatever its ingested_at (a late writer), shares its (topic, partition, offset)
+    with the rows of those commits, which are kept. Each format whose messages went is marked on the
+    landing table with the cutoff.
+#}
+{% macro cdc_expire_landed_messages(landing, finished, keep_days) %}
+    {%- if finished is none -%}
+        {%- do log('cdc-maintain: ' ~ landing ~ ': no retention, a model has not finished a batch yet', info=true) -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set cutoff = run_query(
+        'select cast(current_timestamp() - make_interval(0, 0, 0, ' ~ keep_days ~ ') as string) as cutoff'
+    ).rows[0]['cutoff'] -%}
+    {%- set newest = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {#-
+        The keys of the commits not read yet, in a table of their own: Delta 4.4 plans table_changes of a table
+        and the table itself in one query as two scans of the table (both return its rows).
+    -#}
+    {%- set unread = cdc_run_log() ~ '.cdc_maintenance_unread_landing' -%}
+    {%- do run_query(
+        'create or replace table ' ~ unread ~ ' using delta as select topic, kafka_partition, kafka_offset from '
+        ~ (('table_changes(' ~ cdc_sql_string(landing) ~ ', ' ~ (finished + 1) ~ ')') if finished < newest
+            else landing ~ ' where false')
+    ) -%}
+    {%- set formats = "'" ~ cdc_enabled_formats() | join("', '") ~ "'" -%}
+    {%- set expired -%}
+        select distinct landed.source_format, landed.topic, landed.kafka_partition, landed.kafka_offset
+        from {{ landing }} as landed
+        left anti join {{ unread }} as unread
+            on
+                landed.topic = unread.topic
+                and landed.kafka_partition = unread.kafka_partition
+                and landed.kafka_offset = unread.kafka_offset
+        where landed.ingested_at < timestamp'{{ cutoff }}' and landed.source_format in ({{ formats }})
+    {%- endset -%}
+    {%- set expired_formats = run_query(
+        'select source_format, count(*) as messages from (' ~ expired ~ ') group by source_format'
+    ).rows -%}
+    {%- if expired_formats | length > 0 -%}
+        {%- do run_query(
+            'merge into ' ~ landing ~ ' as landed using (' ~ expired ~ ') as expired'
+            ~ ' on landed.topic = expired.topic and landed.kafka_partition = expired.kafka_partition'
+            ~ ' and landed.kafka_offset = expired.kafka_offset and landed.source_format = expired.source_format'
+            ~ " and landed.ingested_at < timestamp'" ~ cutoff ~ "' when matched then delete"
+        ) -%}
+        {%- set marks = [] -%}
+        {%- for row in expired_formats -%}
+            {%- do marks.append(
+                cdc_sql_string(cdc_landing_retention_mark(row['source_format'])) ~ ' = ' ~ cdc_sql_string(cutoff)
+            ) -%}
+            {%- do log(
+                'cdc-maintain: ' ~ landing ~ ': ' ~ row['messages'] ~ ' ' ~ row['source_format']
+                ~ ' messages landed before ' ~ cutoff ~ ' and read by every model removed', info=true
+            ) -%}
+        {%- endfor -%}
+        {%- do run_query('alter table ' ~ landing ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
+    {%- else -%}
+        {%- do log(
+            'cdc-maintain: ' ~ landing ~ ': no message landed before ' ~ cutoff ~ ' that every model read', info=true
+        ) -%}
+    {%- endif -%}
+    {%- do run_query('drop table ' ~ unread) -%}
+{% endmacro %}
+
+
+{# The landing table's property recording before when retention removed a format's messages. #}
+{% macro cdc_landing_retention_mark(source_format) -%}
+    {{- return('cdc.retention.removedBefore.' ~ source_format) -}}
+{%- endmacro %}
+
+
+{# Of these formats, those whose landed messages retention removed: {format: cutoff}. #}
+{% macro cdc_landing_retention_marks(source_formats) %}
+    {%- set marks = {} -%}
+    {%- set landing = source('landing', 'cdc_raw') -%}
+    {%- for row in run_query('show tblproperties ' ~ landing).rows -%}
+        {%- for source_format in source_formats if row['key'] == cdc_landing_retention_mark(source_format) -%}
+            {%- do marks.update({source_format: row['value']}) -%}
+        {%- endfor -%}
+    {%- endfor -%}
+    {{- return(marks) -}}
+{% endmacro %}
+
+
+{#
+    The run log keeps keep_days of batches, and what the runs read whatever its age: each model's last
+    finished batch (cdc_read_run_log joins it to its landing version), the two newest batches, and the
+    marks of models that started a batch without finishing one.
+#}
+{% macro cdc_prune_run_log(state, keep_days) %}
+    {%- if state.batch_id == 0 -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- set log = cdc_run_log() -%}
+    {%- set cutoff = 'current_timestamp() - make_interval(0, 0, 0, ' ~ keep_days ~ ')' -%}
+    {%- set last_finished = [] -%}
+    {%- set kept_batches = [state.batch_id, state.batch_id - 1] -%}
+    {%- for name, finished in state.models.items() -%}
+        {%- do last_finished.append(
+            '(model_name = ' ~ cdc_sql_string(name) ~ ' and batch_id = ' ~ finished.batch_id ~ ')'
+        ) -%}
+        {%- do kept_batches.append(finished.batch_id) -%}
+    {%- endfor -%}
+    {%- do run_query(
+        'delete from ' ~ log ~ '.cdc_batch_models where finished_at < ' ~ cutoff
+        ~ (' and not (' ~ last_finished | join(' or ') ~ ')' if last_finished else '')
+    ) -%}
+    {%- do run_query(
+        'delete from ' ~ log ~ '.cdc_batches where opened_at < ' ~ cutoff
+        ~ ' and batch_id not in (' ~ kept_batches | unique | join(', ') ~ ')'
+    ) -%}
+{% endmacro %}
+
+
+{# The Delta tables the project writes: its models' and seeds' tables, snapshots and the run log. #}
+{% macro cdc_maintained_tables() %}
+    {%- set tables = [] -%}
+    {%- for node in graph.nodes.values()
+        if node.resource_type in ('model', 'seed', 'snapshot')
+        and node.config.materialized in ('table', 'incremental', 'seed', 'snapshot') -%}
+        {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+        {%- if relation is not none -%}
+            {%- do tables.append(relation | string) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {%- for name in ('cdc_batches', 'cdc_batch_models') -%}
+        {%- if adapter.get_relation(database=none, schema=cdc_run_log(), identifier=name) is not none -%}
+            {%- do tables.append(cdc_run_log() ~ '.' ~ name) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return(tables) -}}
+{% endmacro %}
+
+
+{# OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. #}
+{% macro cdc_compact_and_vacuum(relation, retain_hours) %}
+    {%- set before = cdc_table_files(relation) -%}
+    {%- do run_query('optimize ' ~ relation) -%}
+    {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ retain_hours ~ ' hours') -%}
+    {%- set after = cdc_table_files(relation) -%}
+    {%- do log(
+        'cdc-maintain: ' ~ relation ~ ': ' ~ before.files ~ ' files -> ' ~ after.files ~ ', '
+        ~ (after.bytes / 1024) | round(1) ~ ' KiB; vacuumed (' ~ retain_hours ~ ' hours kept)', info=true
+    ) -%}
+{% endmacro %}
+
+
+{# The live files of a Delta table: their number and total size. #}
+{% macro cdc_table_files(relation) %}
+    {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
+    {{- return({'files': detail['numFiles'], 'bytes': detail['sizeInBytes']}) -}}
+{% endmacro %}

@@ -1,0 +1,207 @@
+"""Table maintenance between runs (cdc-maintain: dbt run-operation cdc_maintain), on a warehouse of its own
+(schema cdc_maintenance, landing schema landing_maintenance) with Canal and Huawei DRS JSON enabled:
+
+1. three batches of Canal and DRS changes, a run after each: small files in every table;
+2. maintenance (retention far off, every removed file vacuumed at once): every table holds the same rows
+   (count and an order-free hash of each), in one live file each, with no other data file left on disk;
+3. a fourth batch and a run: the run works on the maintained tables;
+4. a fifth batch lands, written by a late writer with an ingested_at of the year 2000; maintenance with
+   retention 0 days: landing keeps only that batch, which no model has read (its old ingested_at does not
+   make it expire), and every other table but the run log keeps its rows;
+5. a run reads the fifth batch; a full refresh of the Canal staging model, which would read all of landing,
+   refuses, naming what retention removed, and leaves its table as it was.
+Expected versions are written by hand from Canal's and DRS's documented fields.
+"""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from conftest import dbt_in_process
+from test_batches import row_change
+
+from cdc_lakehouse.landing_table import LANDING_COLUMNS, ensure_landing_table
+from cdc_lakehouse.maintenance import main as maintain
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = "cdc_maintenance"
+LANDING_SCHEMA = "landing_maintenance"
+LANDING = f"{LANDING_SCHEMA}.cdc_raw"
+VARS = {"cdc_enabled_formats": ["canal_json", "huawei_drs_json"], "landing_schema": LANDING_SCHEMA}
+MODELS = ("+cdc_history", "+cdc_redeliveries", "+cdc_quarantine", "+cdc_observed_column_types")
+CANAL_TOPIC = "canal_json.maintenance"
+DRS_TOPIC = "huawei_drs_json.maintenance"
+RUN_LOG = ("cdc_batches", "cdc_batch_models")
+
+
+def land(spark, rows: list[tuple[str, str, int, bytes]], ingested_at: datetime | None = None) -> None:
+    """One landing commit of (format, topic, offset, value) rows, ingested now or at `ingested_at`."""
+    schema = ", ".join(f"{name} {sql_type}" for name, sql_type in LANDING_COLUMNS)
+    stamp = ingested_at or datetime.now(UTC)
+    records = [(fmt, topic, 0, offset, None, value, None, stamp, None, None) for fmt, topic, offset, value in rows]
+    spark.createDataFrame(records, schema).write.format("delta").mode("append").saveAsTable(LANDING)
+
+
+def tables(spark) -> list[str]:
+    """Every Delta table of the warehouse: the schema's tables (not its views) and landing."""
+    names = [t.name for t in spark.catalog.listTables(SCHEMA) if t.tableType in ("MANAGED", "EXTERNAL")]
+    return [*sorted(f"{SCHEMA}.{name}" for name in names), LANDING]
+
+
+def contents(spark) -> dict[str, tuple[int, int]]:
+    """Each table's row count and an order-free hash of its rows."""
+    return {
+        table: tuple(
+            spark.sql(
+                f"select count(*), coalesce(sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0))), 0) from {table}"
+            ).first()
+        )
+        for table in tables(spark)
+    }
+
+
+def files(spark, table: str) -> tuple[int, int]:
+    """The table's live files, and the data files on disk (outside the log), at any depth."""
+    detail = spark.sql(f"describe detail {table}").first()
+    root = Path(detail.location.removeprefix("file:"))
+    on_disk = [p for p in root.rglob("*.parquet") if "_delta_log" not in p.parts]
+    return detail.numFiles, len(on_disk)
+
+
+def versions(spark) -> list[tuple]:
+    rows = spark.sql(
+        f"""
+        select source_name, pk, op, row['note'] as note, is_current, is_deleted
+        from {SCHEMA}.cdc_history
+        order by source_name, pk, event_order
+        """
+    ).collect()
+    return [tuple(row) for row in rows]
+
+
+@pytest.fixture(scope="module")
+def maintained(spark, tmp_path_factory) -> dict:
+    work_dir = tmp_path_factory.mktemp("maintenance_dbt")
+
+    def dbt(*arguments: str, check: bool = True):
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", SCHEMA)
+            return dbt_in_process(spark, work_dir, *arguments, dbt_vars=VARS, check=check)
+
+    def run() -> None:
+        dbt("run", "--select", *MODELS)
+
+    def maintenance(*arguments: str) -> int:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", SCHEMA)
+            env.setenv("DBT_TARGET_PATH", str(work_dir / "target"))
+            env.setenv("DBT_LOG_PATH", str(work_dir / "logs"))
+            return maintain(["--vars", json.dumps(VARS), *arguments])
+
+    spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    spark.sql(f"DROP SCHEMA IF EXISTS {LANDING_SCHEMA} CASCADE")
+    ensure_landing_table(spark, LANDING_SCHEMA)
+    dbt("seed")
+    states: dict = {}
+
+    land(
+        spark,
+        [
+            ("canal_json", CANAL_TOPIC, 0, row_change(1, "INSERT", 1, {"id": "1", "note": "new"})),
+            ("canal_json", CANAL_TOPIC, 1, row_change(1, "INSERT", 2, {"id": "2", "note": "new"})),
+            ("huawei_drs_json", DRS_TOPIC, 0, row_change(70, "INSERT", 3, {"id": "7", "note": "drs"})),
+        ],
+    )
+    run()
+    land(
+        spark,
+        [("canal_json", CANAL_TOPIC, 2, row_change(2, "UPDATE", 4, {"id": "1", "note": "paid"}, {"note": "new"}))],
+    )
+    run()
+    land(spark, [("canal_json", CANAL_TOPIC, 3, row_change(3, "DELETE", 5, {"id": "2", "note": "new"}))])
+    run()
+    states["before"] = contents(spark)
+    states["files_before"] = {table: files(spark, table) for table in tables(spark)}
+
+    states["kept_everything"] = maintenance("--retain-hours", "0", "--keep-days", "3650")
+    states["after"] = contents(spark)
+    states["files_after"] = {table: files(spark, table) for table in tables(spark)}
+
+    land(spark, [("canal_json", CANAL_TOPIC, 4, row_change(4, "INSERT", 6, {"id": "3", "note": "after"}))])
+    run()
+    states["versions_after_maintenance"] = versions(spark)
+
+    # The late writer's commit: not read by any model yet, ingested_at long past.
+    land(
+        spark,
+        [("canal_json", CANAL_TOPIC, 5, row_change(5, "INSERT", 7, {"id": "4", "note": "late"}))],
+        ingested_at=datetime(2000, 1, 1, tzinfo=UTC),
+    )
+    before_retention = contents(spark)
+    states["retention"] = maintenance("--retain-hours", "0", "--keep-days", "0")
+    after_retention = contents(spark)
+    states["changed_by_retention"] = sorted(t for t in before_retention if before_retention[t] != after_retention[t])
+    states["landed_after_retention"] = sorted(
+        (r.topic, r.kafka_offset) for r in spark.table(LANDING).select("topic", "kafka_offset").collect()
+    )
+    run()
+    states["versions_after_retention"] = versions(spark)
+
+    staged = contents(spark)[f"{SCHEMA}.stg_canal_json__messages"]
+    refresh = dbt("run", "--select", "stg_canal_json__messages", "--full-refresh", check=False)
+    states["refresh"] = [
+        (r.node.name, str(r.status), r.message) for r in refresh.result.results if r.node.resource_type == "model"
+    ]
+    states["staged_kept"] = contents(spark)[f"{SCHEMA}.stg_canal_json__messages"] == staged
+    return states
+
+
+def test_maintenance_changes_no_table_content(maintained):
+    assert maintained["kept_everything"] == 0
+    assert maintained["after"] == maintained["before"]
+    assert len(maintained["before"]) > 20  # the models', the seeds' and the run log's tables, and landing
+
+
+def test_maintenance_compacts_every_table_and_vacuums_what_it_no_longer_holds(maintained):
+    before, after = maintained["files_before"], maintained["files_after"]
+    # Three runs left several files in the tables they wrote.
+    assert before[f"{SCHEMA}.cdc_history"][0] > 1 and before[LANDING][0] > 1
+    assert {table: live for table, (live, _) in after.items() if live > 1} == {}
+    assert {table: (live, on_disk) for table, (live, on_disk) in after.items() if on_disk != live} == {}
+
+
+def test_a_run_after_maintenance_works(maintained):
+    assert maintained["versions_after_maintenance"] == [
+        (CANAL_TOPIC, '["1"]', "c", "new", False, False),
+        (CANAL_TOPIC, '["1"]', "u", "paid", True, False),
+        (CANAL_TOPIC, '["2"]', "c", "new", False, False),
+        (CANAL_TOPIC, '["2"]', "d", "new", True, True),
+        (CANAL_TOPIC, '["3"]', "c", "after", True, False),
+        (DRS_TOPIC, '["7"]', "c", "drs", True, False),
+    ]
+
+
+def test_landing_retention_removes_what_every_model_read_and_nothing_else(maintained):
+    assert maintained["retention"] == 0
+    # Only the late writer's commit is left: no model had read it, whatever its ingested_at says.
+    assert maintained["landed_after_retention"] == [(CANAL_TOPIC, 5)]
+    assert maintained["changed_by_retention"] == [f"{SCHEMA}.cdc_batch_models", f"{SCHEMA}.cdc_batches", LANDING]
+
+
+def test_a_run_after_landing_retention_reads_what_was_left(maintained):
+    assert maintained["versions_after_retention"] == [
+        *maintained["versions_after_maintenance"][:5],
+        (CANAL_TOPIC, '["4"]', "c", "late", True, False),
+        (DRS_TOPIC, '["7"]', "c", "drs", True, False),
+    ]
+
+
+def test_a_full_refresh_that_would_miss_removed_messages_refuses(maintained):
+    ((name, status, message),) = maintained["refresh"]
+    assert (name, status) == ("stg_canal_json__messages", "error")
+    assert "stg_canal_json__messages would read every landed message of canal_json, but landing retention" in message
+    assert "removed the canal_json messages landed before" in message
+    assert "dbt build --full-refresh --select stg_canal_json__messages+ --exclude stg_canal_json__messages" in message
+    assert maintained["staged_kept"]
