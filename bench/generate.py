@@ -41,11 +41,12 @@ class ChangeStream:
     rng: random.Random
     rows: dict[str, dict[int, dict]] = field(default_factory=dict)
     seq: int = 0
+    tables: tuple[str, ...] = tuple(TABLES)
 
     def next(self) -> Change:
         self.seq += 1
         ts_ms = T0_MS + self.seq * 37
-        table = self.rng.choice(TABLES)
+        table = self.rng.choice(self.tables)
         live = self.rows.setdefault(table, {})
         roll = self.rng.random()
         if roll < 0.02:
@@ -343,14 +344,16 @@ def renderers(rng: random.Random) -> dict[str, Callable[[Change], list[bytes]]]:
     }
 
 
-def messages(events: int, seed: int, first_seq: int = 0) -> Iterator[tuple[str, str, bytes]]:
-    """(source_format, topic, value) in landing order: events spread evenly over the formats."""
+def messages(
+    events: int, seed: int, first_seq: int = 0, tables: tuple[str, ...] = tuple(TABLES)
+) -> Iterator[tuple[str, str, bytes]]:
+    """(source_format, topic, value) in landing order: events spread evenly over the formats and `tables`."""
     rng = random.Random(seed)
     render = renderers(rng)
     assert set(render) == set(SOURCE_FORMATS), "every supported format has a generator"
     per_format = events // len(render)
     for source_format, to_messages in render.items():
-        stream = ChangeStream(random.Random(f"{seed}/{source_format}"), seq=first_seq)
+        stream = ChangeStream(random.Random(f"{seed}/{source_format}"), seq=first_seq, tables=tables)
         topic = f"{source_format}.bench"
         delivered: list[bytes] = []
         pending_late: list[bytes] = []

@@ -55,19 +55,32 @@ MAP_TYPED_QUERY = """
 """
 
 
-def land(spark, events: int, seed: int, first_seq: int, landing_schema: str = "landing") -> dict[str, int]:
-    """Append generated messages after the landed offsets of their topics; messages per format. A run
-    reads the landing commits since the previous one (README, "Batches"), whatever their ingested_at."""
+def land(
+    spark,
+    events: int,
+    seed: int,
+    first_seq: int,
+    landing_schema: str = "landing",
+    tables: tuple[str, ...] | None = None,
+    next_offset: dict[str, int] | None = None,
+) -> dict[str, int]:
+    """Append generated messages (of `tables`, by default all 20) after the landed offsets of their topics, or
+    at the offsets `next_offset` holds per topic, which it advances (as Kafka does, whatever landing
+    retention removed); messages per format. A run reads the landing commits since the previous one
+    (README, "Batches"), whatever their ingested_at."""
     import pandas as pd
 
-    from bench.generate import messages
+    from bench.generate import TABLES, messages
     from cdc_lakehouse.landing_table import ensure_landing_table
 
     landing_table = ensure_landing_table(spark, landing_schema)
-    next_offset = {
-        row.topic: row.last + 1
-        for row in spark.sql(f"select topic, max(kafka_offset) as last from {landing_table} group by topic").collect()
-    }
+    if next_offset is None:
+        next_offset = {
+            row.topic: row.last + 1
+            for row in spark.sql(
+                f"select topic, max(kafka_offset) as last from {landing_table} group by topic"
+            ).collect()
+        }
     counts: dict[str, int] = {}
     rows: list[tuple] = []
 
@@ -93,7 +106,7 @@ def land(spark, events: int, seed: int, first_seq: int, landing_schema: str = "l
             .saveAsTable(landing_table)
         )
 
-    for source_format, topic, value in messages(events, seed, first_seq):
+    for source_format, topic, value in messages(events, seed, first_seq, tables or tuple(TABLES)):
         offset = next_offset.get(topic, 0)
         next_offset[topic] = offset + 1
         counts[source_format] = counts.get(source_format, 0) + 1
@@ -113,7 +126,7 @@ class Warehouse:
         self.schema = schema
         self.vars = ["--vars", json.dumps({"landing_schema": landing_schema})] if landing_schema else []
 
-    def dbt(self, name: str, args: list[str]) -> dict:
+    def dbt(self, name: str, args: list[str], run_results: bool = True) -> dict:
         from dbt.cli.main import dbtRunner
 
         if self.schema:
@@ -129,6 +142,9 @@ class Warehouse:
         if not result.success:
             failed = [r.node.name for r in (result.result or []) if r.status in ("error", "fail")]
             raise SystemExit(f"bench: dbt {' '.join(args)} failed: {result.exception or ', '.join(failed)}")
+        if not run_results:  # a run-operation's
+            print(f"bench: {name}: {seconds:.1f} s", flush=True)
+            return {"seconds": seconds, "nodes": []}
         shutil.copy(target / "run_results.json", WORK_DIR / f"{name}.json")
         nodes = json.loads((target / "run_results.json").read_text())["results"]
         print(f"bench: {name}: {seconds:.1f} s, {len(nodes)} nodes", flush=True)

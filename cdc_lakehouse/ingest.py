@@ -12,8 +12,8 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import NoReturn
 
+from cdc_lakehouse.command_line import OneLineParser
 from cdc_lakehouse.ingest_config import IngestConfig, IngestConfigError, kafka_client_settings, load_config
 from cdc_lakehouse.landing_table import LANDING_COLUMNS
 
@@ -145,13 +145,8 @@ def _offsets(value) -> dict[str, dict[str, int]]:
     return json.loads(value) if isinstance(value, str) else value or {}
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise IngestConfigError(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0], error_class=IngestConfigError)
     parser.add_argument(
         "--config",
         type=Path,

@@ -10,8 +10,8 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
+from cdc_lakehouse.command_line import OneLineParser, non_negative
 from cdc_lakehouse.formats import SOURCE_FORMATS
 from cdc_lakehouse.landing_table import LANDING_COLUMNS, LANDING_TABLE, land_new_messages
 
@@ -126,27 +126,12 @@ def land_topics(spark, batches: list[TopicMessages]) -> int:
     return land_new_messages(landed)
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise LandingError(message)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {number}")
-    return number
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="cdc-land", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="cdc-land", description=__doc__.split("\n\n")[0], error_class=LandingError)
     parser.add_argument("--format", required=True, dest="source_format", help=", ".join(SOURCE_FORMATS))
     parser.add_argument("--topic", required=True)
-    parser.add_argument("--partition", type=_non_negative, default=0)
-    parser.add_argument("--offset", type=_non_negative, help="offset of the first message")
+    parser.add_argument("--partition", type=non_negative, default=0)
+    parser.add_argument("--offset", type=non_negative, help="offset of the first message")
     parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
     return parser

@@ -9,8 +9,8 @@ whose files of commits some model has not read are kept whatever their age. Run 
 import argparse
 import json
 import sys
-from typing import NoReturn
 
+from cdc_lakehouse.command_line import OneLineParser, non_negative
 from cdc_lakehouse.session import PROJECT_DIR
 
 # Delta's own default retention of removed files (delta.deletedFileRetentionDuration): a week of time travel.
@@ -22,32 +22,17 @@ class MaintenanceError(Exception):
     """A command line cdc-maintain cannot run with: reported on one line, nothing is done."""
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise MaintenanceError(message)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        number = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must not be negative: {number}")
-    return number
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="cdc-maintain", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="cdc-maintain", description=__doc__.split("\n\n")[0], error_class=MaintenanceError)
     parser.add_argument(
         "--retain-hours",
-        type=_non_negative,
+        type=non_negative,
         default=DEFAULT_RETAIN_HOURS,
         help=f"removed files kept this long, the time-travel window (default: {DEFAULT_RETAIN_HOURS})",
     )
     parser.add_argument(
         "--keep-days",
-        type=_non_negative,
+        type=non_negative,
         default=DEFAULT_KEEP_DAYS,
         help=f"landed messages every model read, and run log batches, kept this long (default: {DEFAULT_KEEP_DAYS})",
     )

@@ -21,11 +21,11 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
 import yaml
 from anyascii import anyascii
 
+from cdc_lakehouse.command_line import OneLineParser
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
 PROJECT_DIR = Path(__file__).resolve().parent.parent
@@ -478,13 +478,8 @@ def table_columns(spark, tables: list[SourceTable]) -> dict[SourceTable, list[So
     return columns
 
 
-class _OneLineParser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise ScaffoldError(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    parser = _OneLineParser(prog="cdc-scaffold", description=__doc__.split("\n\n")[0])
+    parser = OneLineParser(prog="cdc-scaffold", description=__doc__.split("\n\n")[0], error_class=ScaffoldError)
     parser.add_argument("tables", nargs="*", metavar="DB.TABLE", help="db.table or db.schema.table; none: discover")
     parser.add_argument("--source-format", help="only this source format (" + ", ".join(SOURCE_FORMATS) + ")")
     parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help="dbt project (default: this one)")

@@ -20,8 +20,9 @@
     {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
     {%- set state = cdc_read_run_log() -%}
     {%- set finished = cdc_landing_finished_version(state) -%}
-    {%- set unread_since = cdc_oldest_unread_landing_commit(landing, finished) -%}
     {%- do cdc_expire_landed_messages(landing, finished, keep_days) -%}
+    {#- After the expiry: its own commit is one the models have yet to read (through its change files). -#}
+    {%- set unread_since = cdc_oldest_unread_landing_commit(landing, finished) -%}
     {%- do cdc_prune_run_log(state, keep_days) -%}
     {%- for relation in cdc_maintained_tables() -%}
         {%- do cdc_compact_and_vacuum(relation, retain_hours) -%}
