@@ -77,10 +77,10 @@
 
 {#
     Landing retention: the messages of the enabled formats ingested more than keep_days ago and landed in a
-    commit up to `finished` are deleted in one MERGE. A message some model has not read is never among them:
-    a row of a later commit, whatever its ingested_at (a late writer), shares its (topic, partition, offset)
-    with the rows of those commits, which are kept. Each format whose messages went is marked on the
-    landing table with the cutoff.
+    commit up to `finished` are deleted in one MERGE. The messages of later commits, which some model has
+    not read, are kept whatever their ingested_at says (a late writer's), and so is any landed row at their
+    (topic, partition, offset). Each format whose messages went is marked on the landing table with the
+    cutoff.
 #}
 {% macro cdc_expire_landed_messages(landing, finished, keep_days) %}
     {%- if finished is none -%}
