@@ -106,7 +106,10 @@ def main() -> int:
         maintain_every = int(os.environ.get("SOAK_MAINTAIN_EVERY", "48"))
         seed = int(os.environ.get("BENCH_SEED", "7"))
     except ValueError as exc:
-        print(f"bench-soak: SOAK_RUNS, SOAK_EVENTS, SOAK_MAINTAIN_EVERY, BENCH_SEED are whole numbers ({exc})")
+        print(
+            f"bench-soak: SOAK_RUNS, SOAK_EVENTS, SOAK_MAINTAIN_EVERY, BENCH_SEED are whole numbers ({exc})",
+            file=sys.stderr,
+        )
         return 2
     if runs < 25:
         print("bench-soak: SOAK_RUNS must be at least 25 (runs 5-15 and the last ten are compared)", file=sys.stderr)

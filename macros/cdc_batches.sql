@@ -113,11 +113,17 @@
     {%- if newest | length > 1 -%}
         {%- do state.update({'previous_landing_version': newest[1][1]}) -%}
     {%- endif -%}
+    {#-
+        A model rebuilt from scratch in a batch it has not finished (its mark is newer than its last finished
+        batch: a full refresh that crashed) has finished nothing of its present table.
+    -#}
     {%- set finished = run_query(
         'select finished.model_name, finished.batch_id, batches.landing_version from ('
-        ~ ' select model_name, max(batch_id) as batch_id from ' ~ log ~ '.cdc_batch_models'
-        ~ ' where finished_at is not null group by model_name'
+        ~ ' select model_name, max(if(finished_at is not null, batch_id, null)) as batch_id,'
+        ~ ' max(if(finished_at is null, batch_id, null)) as rebuilt_in_batch_id'
+        ~ ' from ' ~ log ~ '.cdc_batch_models group by model_name'
         ~ ') as finished inner join ' ~ log ~ '.cdc_batches as batches on finished.batch_id = batches.batch_id'
+        ~ ' where finished.rebuilt_in_batch_id is null or finished.batch_id >= finished.rebuilt_in_batch_id'
     ) -%}
     {%- for row in finished.rows -%}
         {%- do state.models.update({row[0]: {'batch_id': row[1], 'landing_version': row[2]}}) -%}
@@ -272,7 +278,8 @@
     model reads those batches again from scratch. A merge model keeps them: deleting a row the crashed run
     updated would lose what it held before, and the next merge rewrites it from the same events
     (cdc_history rebuilds every chain the batches touch, cdc_observed_column_types takes its mins and maxes
-    again). Before a model finished any batch it reads everything, so it starts empty.
+    again). Before a model finished any batch, or a batch since it last built its table from scratch (a
+    full refresh that crashed), it reads everything, so it starts empty.
 
     That last case is told apart from a lost run log by a mark: an incremental model that builds its table
     from scratch (a first build, a full refresh) first records in cdc_batch_models that it started this

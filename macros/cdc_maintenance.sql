@@ -19,10 +19,15 @@
     {%- endif -%}
     {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
     {%- set state = cdc_read_run_log() -%}
-    {%- set finished = cdc_landing_finished_version(state) -%}
-    {%- do cdc_expire_landed_messages(landing, finished, keep_days) -%}
+    {%- set versions = cdc_landing_finished_versions(state) -%}
+    {%- set finished_by_some = versions | reject('none') | list -%}
+    {#- Retention needs every model's batch; a model that finished none reads landing's current files. -#}
+    {%- set finished_by_all = none if finished_by_some | length < versions | length else finished_by_some | min -%}
+    {%- do cdc_expire_landed_messages(landing, finished_by_all, keep_days) -%}
     {#- After the expiry: its own commit is one the models have yet to read (through its change files). -#}
-    {%- set unread_since = cdc_oldest_unread_landing_commit(landing, finished) -%}
+    {%- set unread_since = cdc_oldest_unread_landing_commit(
+        landing, finished_by_some | min if finished_by_some else none
+    ) -%}
     {%- do cdc_prune_run_log(state, keep_days) -%}
     {%- for relation in cdc_maintained_tables() -%}
         {%- do cdc_compact_and_vacuum(relation, retain_hours) -%}
@@ -41,23 +46,20 @@
 
 
 {#
-    The oldest landing version every model that reads landing has finished (none when one of them has not
+    The landing version each model that reads landing finished last (none for a model that has not
     finished a batch: it reads all of landing at its next run). Models read landing through
     cdc_landed_rows: the incremental models with the landing source among their batch inputs.
 #}
-{% macro cdc_landing_finished_version(state) %}
+{% macro cdc_landing_finished_versions(state) %}
     {%- set versions = [] -%}
     {%- for node in graph.nodes.values()
         if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
         {%- for input_id in cdc_batch_inputs(node) if input_id.startswith('source.') -%}
             {%- set model_finished = state.models.get(node.name) -%}
-            {%- if model_finished is none -%}
-                {{- return(none) -}}
-            {%- endif -%}
-            {%- do versions.append(model_finished.landing_version) -%}
+            {%- do versions.append(model_finished.landing_version if model_finished is not none else none) -%}
         {%- endfor -%}
     {%- endfor -%}
-    {{- return(versions | min if versions else none) -}}
+    {{- return(versions) -}}
 {% endmacro %}
 
 
@@ -116,12 +118,6 @@
         'select source_format, count(*) as messages from (' ~ expired ~ ') group by source_format'
     ).rows -%}
     {%- if expired_formats | length > 0 -%}
-        {%- do run_query(
-            'merge into ' ~ landing ~ ' as landed using (' ~ expired ~ ') as expired'
-            ~ ' on landed.topic = expired.topic and landed.kafka_partition = expired.kafka_partition'
-            ~ ' and landed.kafka_offset = expired.kafka_offset and landed.source_format = expired.source_format'
-            ~ " and landed.ingested_at < timestamp'" ~ cutoff ~ "' when matched then delete"
-        ) -%}
         {%- set marks = [] -%}
         {%- for row in expired_formats -%}
             {%- do marks.append(
@@ -132,7 +128,14 @@
                 ~ ' messages landed before ' ~ cutoff ~ ' and read by every model removed', info=true
             ) -%}
         {%- endfor -%}
+        {#- The marks first: a crash between the two commits must not leave removed messages unmarked. -#}
         {%- do run_query('alter table ' ~ landing ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
+        {%- do run_query(
+            'merge into ' ~ landing ~ ' as landed using (' ~ expired ~ ') as expired'
+            ~ ' on landed.topic = expired.topic and landed.kafka_partition = expired.kafka_partition'
+            ~ ' and landed.kafka_offset = expired.kafka_offset and landed.source_format = expired.source_format'
+            ~ " and landed.ingested_at < timestamp'" ~ cutoff ~ "' when matched then delete"
+        ) -%}
     {%- else -%}
         {%- do log(
             'cdc-maintain: ' ~ landing ~ ': no message landed before ' ~ cutoff ~ ' that every model read', info=true

@@ -17,7 +17,9 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
    unique event ids, which reads the newest batch, passes on the first and fails on the second;
 9. the run log loses its rows (cdc_batch_models emptied): a run deletes nothing, every model with rows and
    no batch in the log stops with a message naming it, and after a Delta RESTORE of the run log a run
-   succeeds on the same tables.
+   succeeds on the same tables;
+10. a full refresh of every model, then another that crashes before the run's end records its batch: the
+   next run rebuilds every table as the first refresh left it.
 A second warehouse (schema cdc_batches_clean) is built once over the same landing: the first must hold the
 same rows. Expected versions are written by hand from Canal's documented fields (es: the source commit time).
 """
@@ -270,6 +272,20 @@ def runs(spark, tmp_path_factory) -> dict:
     spark.sql(f"restore table {SCHEMA}.cdc_batch_models to version as of {log_version}")
     run()
     states["restored_run_log_rows_kept"] = {table: table_rows(spark, SCHEMA, table) for table in TABLES} == rows_before
+
+    def full_refresh() -> None:
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", SCHEMA)
+            dbt_in_process(spark, work_dir, "run", "--full-refresh", "--select", *MODELS, dbt_vars=ENABLED)
+
+    # A full refresh, then another that crashes before the run's end: the next run rebuilds the tables.
+    full_refresh()
+    states["full_refresh"] = {table: table_rows(spark, SCHEMA, table) for table in TABLES}
+    full_refresh()
+    crashed_batch = spark.sql(f"select max(batch_id) from {SCHEMA}.cdc_batches").first()[0]
+    spark.sql(f"delete from {SCHEMA}.cdc_batch_models where batch_id = {crashed_batch} and finished_at is not null")
+    run()
+    states["after_crashed_full_refresh"] = {table: table_rows(spark, SCHEMA, table) for table in TABLES}
     yield states
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -355,3 +371,9 @@ def test_a_lost_run_log_stops_every_model_with_rows_and_deletes_nothing(runs):
 
 def test_a_restored_run_log_runs_on_with_the_same_tables(runs):
     assert runs["restored_run_log_rows_kept"]
+
+
+def test_a_run_after_a_crashed_full_refresh_rebuilds_every_table(runs):
+    # The crashed refresh's rows are of a batch no model finished: not a batch to resume from the last one.
+    assert all(runs["full_refresh"][table] for table in ("stg_canal_json__messages", "cdc_events", "cdc_history"))
+    assert runs["after_crashed_full_refresh"] == runs["full_refresh"]

@@ -9,7 +9,10 @@
    retention 0 days: landing keeps only that batch, which no model has read (its old ingested_at does not
    make it expire), and every other table but the run log keeps its rows;
 5. a run reads the fifth batch; a full refresh of the Canal staging model, which would read all of landing,
-   refuses, naming what retention removed, and leaves its table as it was.
+   refuses, naming what retention removed, and leaves its table as it was;
+6. a sixth batch lands, the DRS staging model's rows of the run log are set aside (a model that finished
+   no batch) and maintenance vacuums with 0 hours: landing keeps the files of the commit the Canal staging
+   model has not read, which the next run reads.
 Expected versions are written by hand from Canal's and DRS's documented fields.
 """
 
@@ -155,6 +158,19 @@ def maintained(spark, tmp_path_factory) -> dict:
         (r.node.name, str(r.status), r.message) for r in refresh.result.results if r.node.resource_type == "model"
     ]
     states["staged_kept"] = contents(spark)[f"{SCHEMA}.stg_canal_json__messages"] == staged
+
+    # A commit no model has read, and the DRS staging model without a finished batch (its rows of the run
+    # log set aside): maintenance keeps the commit's files, which the Canal staging model reads next.
+    land(spark, [("canal_json", CANAL_TOPIC, 6, row_change(6, "INSERT", 8, {"id": "5", "note": "unread"}))])
+    run_log = f"{SCHEMA}.cdc_batch_models"
+    set_aside = spark.table(run_log).where("model_name = 'stg_huawei_drs__messages'").collect()
+    spark.sql(f"delete from {run_log} where model_name = 'stg_huawei_drs__messages'")
+    states["beside_an_unfinished_model"] = maintenance("--retain-hours", "0", "--keep-days", "3650")
+    spark.createDataFrame(set_aside, spark.table(run_log).schema).write.format("delta").mode("append").saveAsTable(
+        run_log
+    )
+    run()
+    states["versions_after_an_unread_commit_kept"] = versions(spark)
     return states
 
 
@@ -205,3 +221,12 @@ def test_a_full_refresh_that_would_miss_removed_messages_refuses(maintained):
     assert "removed the canal_json messages landed before" in message
     assert "dbt build --full-refresh --select stg_canal_json__messages+ --exclude stg_canal_json__messages" in message
     assert maintained["staged_kept"]
+
+
+def test_a_commit_some_model_has_not_read_is_kept_while_another_model_finished_no_batch(maintained):
+    assert maintained["beside_an_unfinished_model"] == 0
+    assert maintained["versions_after_an_unread_commit_kept"] == [
+        *maintained["versions_after_retention"][:6],
+        (CANAL_TOPIC, '["5"]', "c", "unread", True, False),
+        (DRS_TOPIC, '["7"]', "c", "drs", True, False),
+    ]
