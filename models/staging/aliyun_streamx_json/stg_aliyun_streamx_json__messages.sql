@@ -77,6 +77,19 @@ checked_shape as (
                 classified.message.payload.sequenceId != '-1'
                 and not classified.message.payload.sequenceId rlike '^[0-9]{1,38}$'
                 then concat('sequenceId is not a number: ', classified.message.payload.sequenceId)
+            -- Unknown both ways is DataWorks' eventTime -1 (ordered first); no time at all is no shape it writes.
+            when
+                classified.op not in ('heartbeat', 'begin', 'commit')
+                and coalesce(classified.message.payload.sequenceId, '-1') = '-1'
+                and not coalesce(
+                    classified.message.payload.timestamp.eventTime > 0
+                    or classified.message.payload.timestamp.eventTime = -1,
+                    false
+                )
+                then concat(
+                        classified.message.payload.op,
+                        ' without a sequenceId or a timestamp.eventTime to order it by'
+                    )
             when
                 exists(classified.column_names, column_name -> column_name is null)
                 or size(array_distinct(classified.column_names)) != size(classified.column_names)
