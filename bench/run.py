@@ -161,6 +161,14 @@ class Warehouse:
         return self.dbt(name, ["build", "--selector", "scheduled"])
 
 
+def fresh_warehouse() -> str:
+    """An empty bench/work/ as the warehouse, and the project copied under it with its typed tables."""
+    shutil.rmtree(WORK_DIR, ignore_errors=True)
+    WORK_DIR.mkdir(parents=True)
+    os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
+    return copy_project_with_typed_table()
+
+
 def copy_project_with_typed_table() -> str:
     """The project copied to BENCH_PROJECT_DIR, with cdc-scaffold's models of TYPED_TABLE; their base name."""
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
@@ -298,11 +306,8 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
     if events < 1000:
         print("bench: BENCH_EVENTS must be at least 1000", file=sys.stderr)
         return 2
-    shutil.rmtree(WORK_DIR, ignore_errors=True)
-    WORK_DIR.mkdir(parents=True)
-    os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
     sys.path.insert(0, str(PROJECT_DIR))
-    typed_base = copy_project_with_typed_table()
+    typed_base = fresh_warehouse()
     from bench.decode import decode_figures
     from bench.generate import DRS_AVRO_SCHEMA
 

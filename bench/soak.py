@@ -17,7 +17,6 @@ and on disk. Chart: bench/results/soak.png, run cost by run number.
 
 import json
 import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -29,9 +28,8 @@ sys.path.insert(0, str(PROJECT_DIR))
 from bench.run import (  # noqa: E402
     BENCH_PROJECT_DIR,
     RESULTS_DIR,
-    WORK_DIR,
     Warehouse,
-    copy_project_with_typed_table,
+    fresh_warehouse,
     land,
 )
 
@@ -114,10 +112,7 @@ def main() -> int:
     if runs < 25:
         print("bench-soak: SOAK_RUNS must be at least 25 (runs 5-15 and the last ten are compared)", file=sys.stderr)
         return 2
-    shutil.rmtree(WORK_DIR, ignore_errors=True)
-    WORK_DIR.mkdir(parents=True)
-    os.environ["CDC_WAREHOUSE"] = str(WORK_DIR)
-    copy_project_with_typed_table()
+    fresh_warehouse()
     from bench.generate import DRS_AVRO_SCHEMA
 
     os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
