@@ -22,7 +22,7 @@
     {%- set versions = cdc_landing_finished_versions(state) -%}
     {%- set finished_by_some = versions | reject('none') | list -%}
     {#- Retention needs every model's batch; a model that finished none reads landing's current files. -#}
-    {%- set finished_by_all = none if finished_by_some | length < versions | length else finished_by_some | min -%}
+    {%- set finished_by_all = finished_by_some | min if versions and finished_by_some == versions else none -%}
     {%- do cdc_expire_landed_messages(landing, finished_by_all, keep_days) -%}
     {#- After the expiry: its own commit is one the models have yet to read (through its change files). -#}
     {%- set unread_since = cdc_oldest_unread_landing_commit(
