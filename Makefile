@@ -20,7 +20,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
-	@echo "make build        a scheduled run: seeds when they changed, dbt build --selector scheduled"
+	@echo "make build        a scheduled run (cdc-build): seeds when they changed, the change log, the typed tables that changed"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
@@ -83,9 +83,10 @@ land: setup
 seeds: setup
 	$(BIN)/python -m cdc_lakehouse.seeds
 
-# A scheduled run: one batch (README, "Batches"), the models and the change log's tests (selectors.yml).
-build: seeds
-	$(BIN)/dbt build --selector scheduled
+# A scheduled run (cdc-build): one batch (README, "Batches"); the change log, then only the typed tables whose
+# source tables changed (README, "Only what changed runs"); the seeds first when they changed.
+build: setup
+	$(BIN)/cdc-build
 
 # The daily audit: seeds, and every data test over whole tables (reconciliation and history invariants included).
 audit: setup

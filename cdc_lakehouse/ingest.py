@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from cdc_lakehouse.command_line import OneLineParser
@@ -95,8 +96,10 @@ def with_source_format(config: IngestConfig, records):
 class Progress:
     """What cdc-ingest prints: a line per micro-batch, then the lag of every partition at the end."""
 
-    def __init__(self, config: IngestConfig) -> None:
+    def __init__(self, config: IngestConfig, prints: bool = True) -> None:
         self.config = config
+        # cdc-run prints one line per run of its own instead.
+        self.prints = prints
         self.batches = 0
         self.messages = 0
         self.landed = 0
@@ -113,6 +116,8 @@ class Progress:
         self.batches += 1
         self.messages += messages
         self.landed += landed
+        if not self.prints:
+            return
         print(
             f"cdc-ingest: batch {batch_id}: {messages} messages, {landed} landed, {messages - landed} already there",
             flush=True,
@@ -145,8 +150,8 @@ def _offsets(value) -> dict[str, dict[str, int]]:
     return json.loads(value) if isinstance(value, str) else value or {}
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0], error_class=IngestConfigError)
+def add_ingest_arguments(parser: argparse.ArgumentParser) -> None:
+    """What to read and where to keep its offsets (cdc-ingest's options, and cdc-run's)."""
     parser.add_argument(
         "--config",
         type=Path,
@@ -163,20 +168,69 @@ def _parser() -> argparse.ArgumentParser:
         default="earliest",
         help="where a new checkpoint starts: earliest (default), latest, or Spark's JSON of offsets",
     )
+    parser.add_argument("--target", help="dbt profile target (default: the profile's)")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="cdc-ingest", description=__doc__.split("\n\n")[0], error_class=IngestConfigError)
+    add_ingest_arguments(parser)
     parser.add_argument(
         "--every", metavar="INTERVAL", help="keep running, a micro-batch per interval ('30 seconds'), until stopped"
     )
-    parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     return parser
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    """What to read and where its offsets are kept: a checked command line."""
+
+    config: IngestConfig
+    subscribed: dict[str, str]
+    client_settings: dict[str, str]
+    name: str = DEFAULT_NAME
+    checkpoint: str | None = None
+    starting_offsets: str = "earliest"
+
+    def start(self, spark, every: str | None = None, progress: "Progress | None" = None):
+        """The stream, started: availableNow, or a micro-batch per interval `every`. Raises IngestConfigError
+        when the checkpoint holds another subscription."""
+        checkpoint = self.checkpoint or checkpoint_location(spark, self.name)
+        check_subscription_unchanged(spark, checkpoint, self.subscribed)
+        # Headers are landed (vendors and Kafka Connect put metadata there).
+        reader = spark.readStream.format("kafka").option("startingOffsets", self.starting_offsets)
+        reader = reader.option("includeHeaders", "true")
+        for option, value in {**self.config.source_options, **self.subscribed}.items():
+            reader = reader.option(option, value)
+        for setting, value in self.client_settings.items():
+            reader = reader.option(f"kafka.{setting}", value)
+        progress = progress or Progress(self.config)
+        writer = reader.load().writeStream.queryName(self.name).option("checkpointLocation", checkpoint)
+        writer = writer.foreachBatch(progress.land)
+        writer = writer.trigger(processingTime=every) if every else writer.trigger(availableNow=True)
+        if progress.prints:
+            subscribed = ", ".join(f"{k} {v}" for k, v in self.subscribed.items())
+            print(f"cdc-ingest: {subscribed}; checkpoint {checkpoint}", flush=True)
+        return writer.start()
+
+
+def ingest_job(args: argparse.Namespace, environment: dict[str, str]) -> IngestJob:
+    """The job of a command line (cdc-ingest's, or cdc-run's ingest options); IngestConfigError when unusable."""
+    config = load_config(args.config)
+    return IngestJob(
+        config=config,
+        subscribed=subscription(config, args.topics),
+        client_settings=kafka_client_settings(environment),
+        name=args.name,
+        checkpoint=args.checkpoint,
+        starting_offsets=args.starting_offsets,
+    )
 
 
 def main(argv: list[str] | None = None, environment: dict[str, str] | None = None) -> int:
     environment = dict(os.environ) if environment is None else environment
     try:
         args = _parser().parse_args(argv)
-        config = load_config(args.config)
-        subscribed = subscription(config, args.topics)
-        client_settings = kafka_client_settings(environment)
+        job = ingest_job(args, environment)
     except IngestConfigError as exc:
         print(f"cdc-ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -184,26 +238,12 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings(args.target))
-    checkpoint = args.checkpoint or checkpoint_location(spark, args.name)
+    progress = Progress(job.config)
     try:
-        check_subscription_unchanged(spark, checkpoint, subscribed)
+        query = job.start(spark, args.every, progress)
     except IngestConfigError as exc:
         print(f"cdc-ingest: error: {exc}", file=sys.stderr)
         return 2
-
-    # Headers are landed (vendors and Kafka Connect put metadata there).
-    reader = spark.readStream.format("kafka").option("startingOffsets", args.starting_offsets)
-    reader = reader.option("includeHeaders", "true")
-    for option, value in {**config.source_options, **subscribed}.items():
-        reader = reader.option(option, value)
-    for setting, value in client_settings.items():
-        reader = reader.option(f"kafka.{setting}", value)
-    progress = Progress(config)
-    writer = reader.load().writeStream.queryName(args.name).option("checkpointLocation", checkpoint)
-    writer = writer.foreachBatch(progress.land)
-    writer = writer.trigger(processingTime=args.every) if args.every else writer.trigger(availableNow=True)
-    print(f"cdc-ingest: {', '.join(f'{k} {v}' for k, v in subscribed.items())}; checkpoint {checkpoint}", flush=True)
-    query = writer.start()
     stop_requested = []
     signal.signal(signal.SIGTERM, lambda *_: stop_requested.append(True))
     try:
@@ -214,7 +254,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     except KeyboardInterrupt:
         query.stop()
     except Exception as exc:  # a StreamingQueryException
-        print(f"cdc-ingest: error: the stream stopped: {without_secrets(exc, client_settings)}", file=sys.stderr)
+        print(f"cdc-ingest: error: the stream stopped: {without_secrets(exc, job.client_settings)}", file=sys.stderr)
         return 1
     progress.report_end(query.lastProgress)
     return 0

@@ -56,6 +56,11 @@ COMPUTED_METADATA_COLUMNS = {
 }
 
 
+# The tag and meta key of a typed history model (cdc_lakehouse/scheduled_build.py reads them).
+TYPED_TABLE_TAG = "cdc_typed_table"
+SOURCE_TABLE_META = "cdc_source_table"
+
+
 class ScaffoldError(Exception):
     """A bad argument or an unusable table: one line on stderr, exit code 2."""
 
@@ -264,6 +269,8 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
         }
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
+    # What a scheduled run matches against the source tables of its batch to build only the changed ones.
+    history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
     history["data_tests"] = [
         {
             "cdc_typed_columns_hold_their_types": {

@@ -130,7 +130,7 @@ def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None =
 def project_without_typed_tables(project: Path) -> Path:
     """A copy of this dbt project at `project` without its typed table models, for cdc-scaffold to write
     into."""
-    for item in ["dbt_project.yml", "models", "macros", "seeds", "tests"]:
+    for item in ["dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "tests"]:
         source = PROJECT_DIR / item
         if source.is_dir():
             shutil.copytree(source, project / item, ignore=shutil.ignore_patterns("python", "__pycache__"))

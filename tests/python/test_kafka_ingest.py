@@ -475,3 +475,60 @@ def test_a_topic_with_no_rule_and_an_unknown_format_are_refused(broker, tmp_path
     assert unknown.stderr.startswith(f"cdc-ingest: error: {Path(warehouse.root / 'unknown.yml')}: topics entry 1:")
     assert "unknown format 'debezium_json'" in unknown.stderr
     assert len(unknown.stderr.splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def runner(spark, broker, tmp_path_factory) -> dict:
+    """cdc-run looping on a warehouse of its own while DRS JSON changes of shop.orders are produced, then SIGTERM."""
+    warehouse = Warehouse(tmp_path_factory.mktemp("runner_warehouse"))
+    create_topics(broker, {"runner.orders": 1})
+    produce(broker, [("runner.orders", 0, drs_insert(1, "1")), ("runner.orders", 0, drs_insert(2, "2"))])
+    looping = Ingest(warehouse, broker, "runner", "topics: [{topic: runner.orders, format: huawei_drs_json}]\n")
+    only_drs = json.dumps({"cdc_enabled_formats": ["huawei_drs_json"]})
+    command = [str(VENV_BIN / "cdc-run"), "--config", str(looping.config), "--name", "runner", "--every", "2"]
+    running = RunningIngest(
+        subprocess.Popen(
+            [*command, "--vars", only_drs],
+            env=looping.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+    )
+    seen = {"first": running.wait_for(lambda line: line.startswith("cdc-run: run 1:"), timeout=600)}
+    produce(
+        broker,
+        [
+            (
+                "runner.orders",
+                0,
+                drs(3, "UPDATE", {"order_id": "2", "status": "paid"}, {"order_id": "2", "status": "created"}),
+            )
+        ],
+    )
+    seen["update"] = running.wait_for(lambda line: " 1 messages landed" in line, timeout=300)
+    seen["idle"] = running.wait_for(lambda line: " 0 messages landed" in line, timeout=300)
+    running.process.send_signal(signal.SIGTERM)
+    seen["code"], seen["output"] = running.finish(timeout=300)
+    seen["current"] = sorted(
+        (row.pk, row.row["status"])
+        for row in read_table(spark, warehouse, "cdc_history").where("is_current and not is_deleted").collect()
+    )
+    seen["typed"] = sorted(
+        (row.order_id, row.status)
+        for row in read_table(spark, warehouse, "shop__orders__current").select("order_id", "status").collect()
+    )
+    return seen
+
+
+def test_the_runner_ingests_and_builds_in_a_loop_and_stops_on_sigterm(runner):
+    assert runner["first"].startswith("cdc-run: run 1: 2 messages landed, 0 left in Kafka; batch 1: change log ")
+    assert "1 source tables touched; 1 of 1 typed tables in" in runner["first"]
+    # The update reaches the change log and the typed table in the run that lands it; nothing else is built.
+    assert "1 source tables touched; 1 of 1 typed tables in" in runner["update"]
+    assert "change log: nothing new; 0 of 1 typed tables" in runner["idle"]
+    assert runner["code"] == 0, runner["output"]
+    assert re.search(r"cdc-run: stopped after \d+ runs, 0 failed", runner["output"])
+    assert runner["current"] == [('["1"]', "created"), ('["2"]', "paid")]
+    assert runner["typed"] == [(1, "created"), (2, "paid")]

@@ -1,0 +1,99 @@
+"""dbt on the project in this process: parsed once, and again only when a file of the project changes.
+
+dbt's programmatic runner takes a parsed manifest (dbtRunner(manifest=...)), so a process that runs many
+commands (cdc-build's two parts, cdc-run's loop) pays the parse once instead of per command. The Spark
+session is the process's own: dbt-spark's session method gets the running one.
+"""
+
+import copy
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from cdc_lakehouse.session import PROJECT_DIR
+
+# What dbt parses: a change to any file under these makes the next command parse again.
+PARSED_PATHS = ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests", "profiles")
+
+
+class DbtCommandError(RuntimeError):
+    """A dbt command that did not run (a compile error, a bad argument): not a model or test that failed."""
+
+
+class DbtProject:
+    def __init__(self, project_dir: Path = PROJECT_DIR, target: str | None = None, dbt_vars: dict | None = None):
+        self.project_dir = project_dir
+        self.target = target
+        self.dbt_vars = dict(dbt_vars or {})
+        self._manifest = None
+        self._fingerprint: tuple | None = None
+        self._selections: dict[str, list[str]] = {}
+
+    def invoke(self, *arguments: str, dbt_vars: dict | None = None):
+        """One dbt command on the parsed project: dbt's result (success, result, exception)."""
+        from dbt.cli.main import dbtRunner
+
+        return dbtRunner(manifest=uncompiled_copy(self.manifest())).invoke(
+            [*arguments, *self._common_arguments(dbt_vars)]
+        )
+
+    def run_checked(self, arguments: list[str]) -> None:
+        """One dbt command, failing loudly (what cdc_lakehouse.seeds expects)."""
+        result = self.invoke(*arguments)
+        if not result.success:
+            raise DbtCommandError(f"dbt {' '.join(arguments)} failed: {result.exception or 'see its output above'}")
+
+    def manifest(self):
+        fingerprint = self._files_fingerprint()
+        if self._manifest is None or fingerprint != self._fingerprint:
+            from dbt.cli.main import dbtRunner
+
+            result = dbtRunner().invoke(["parse", "--quiet", *self._common_arguments()])
+            if not result.success:
+                raise DbtCommandError(f"dbt parse failed: {result.exception}")
+            self._manifest, self._fingerprint, self._selections = result.result, fingerprint, {}
+            self._manifest.build_parent_and_child_maps()
+        return self._manifest
+
+    def selected(self, selector: str) -> list[str]:
+        """The unique ids a YAML selector selects, as dbt resolves it (once per parse)."""
+        if selector not in self._selections:
+            listing = ("--output", "json", "--output-keys", "unique_id", "--log-level", "none")
+            result = self.invoke("ls", "--selector", selector, *listing)
+            if not result.success:
+                raise DbtCommandError(f"dbt ls --selector {selector} failed: {result.exception}")
+            self._selections[selector] = [json.loads(line)["unique_id"] for line in result.result]
+        return self._selections[selector]
+
+    def _common_arguments(self, dbt_vars: dict | None = None) -> list[str]:
+        arguments = ["--project-dir", str(self.project_dir)]
+        arguments += ["--target", self.target] if self.target else []
+        merged = {**self.dbt_vars, **(dbt_vars or {})}
+        return arguments + (["--vars", json.dumps(merged)] if merged else [])
+
+    def _files_fingerprint(self) -> tuple:
+        return tuple(sorted(_stats(self.project_dir, PARSED_PATHS)))
+
+
+def uncompiled_copy(manifest):
+    """The parsed manifest with nodes of its own. A command compiles into the nodes of the manifest it is given
+    (each model's SQL of its batch, ephemeral models' CTEs, each marked as done, which a second command would
+    reuse), so each command gets fresh copies of them and shares the rest. Built field by field: dbt-core
+    1.11's Manifest.deepcopy and pickling (__reduce_ex__) miss fields and misplace the lookups."""
+    from dbt.contracts.graph.manifest import Manifest
+
+    shared = {field.name: getattr(manifest, field.name) for field in dataclasses.fields(Manifest)}
+    fields = {name: value for name, value in shared.items() if not name.startswith("_")}
+    fields["nodes"] = {unique_id: copy.deepcopy(node) for unique_id, node in manifest.nodes.items()}
+    fields["unit_tests"] = {unique_id: copy.deepcopy(test) for unique_id, test in manifest.unit_tests.items()}
+    return Manifest(**fields)
+
+
+def _stats(root: Path, names: Iterable[str]) -> Iterable[tuple[str, int, int]]:
+    for name in names:
+        path = root / name
+        for file in path.rglob("*") if path.is_dir() else [path]:
+            if file.is_file():
+                stat = file.stat()
+                yield str(file.relative_to(root)), stat.st_mtime_ns, stat.st_size

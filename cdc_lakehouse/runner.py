@@ -1,0 +1,94 @@
+"""cdc-run: the long-lived runner. In one process, one Spark session and one parsed dbt project, it runs in a
+loop: ingest what the Kafka topics hold (cdc-ingest's availableNow catch-up), then a scheduled run (cdc-build:
+the change log, then the typed tables whose source tables changed), one line per run, until SIGTERM or
+Ctrl-C, which end it after the run under way. A run that fails leaves its batch to the next run (each model
+catches up on what it did not finish); the loop goes on.
+"""
+
+import argparse
+import os
+import signal
+import sys
+import threading
+import time
+
+from cdc_lakehouse.command_line import OneLineParser
+from cdc_lakehouse.ingest import IngestJob, Progress, add_ingest_arguments, ingest_job, partition_lags, without_secrets
+from cdc_lakehouse.ingest_config import IngestConfigError
+from cdc_lakehouse.scheduled_build import BuildArgumentError, parse_vars, scheduled_build
+
+DEFAULT_EVERY_SECONDS = 60.0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="cdc-run", description=__doc__.split("\n\n")[0], error_class=IngestConfigError)
+    add_ingest_arguments(parser)
+    parser.add_argument(
+        "--every",
+        type=float,
+        default=DEFAULT_EVERY_SECONDS,
+        metavar="SECONDS",
+        help=f"start a run at most this often; a longer run is followed at once by the next (default: "
+        f"{DEFAULT_EVERY_SECONDS:g})",
+    )
+    parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
+    return parser
+
+
+def ingest_once(job: IngestJob, spark, stop: threading.Event) -> tuple[int, int]:
+    """Everything the topics hold beyond the checkpoint, landed: (messages landed, messages left behind)."""
+    progress = Progress(job.config, prints=False)
+    query = job.start(spark, progress=progress)
+    while not query.awaitTermination(2):
+        if stop.is_set():
+            query.stop()
+    left = sum(sum(lags.values()) for lags in partition_lags(query.lastProgress).values())
+    return progress.landed, left
+
+
+def main(argv: list[str] | None = None, environment: dict[str, str] | None = None) -> int:
+    environment = dict(os.environ) if environment is None else environment
+    try:
+        args = _parser().parse_args(argv)
+        job = ingest_job(args, environment)
+        dbt_vars = parse_vars(args.vars)
+    except (IngestConfigError, BuildArgumentError) as exc:
+        print(f"cdc-run: error: {exc}", file=sys.stderr)
+        return 2
+
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.session import open_session, profile_spark_settings
+
+    spark = open_session(profile_spark_settings(args.target))
+    project = DbtProject(target=args.target, dbt_vars=dbt_vars)
+    stop = threading.Event()
+    for signal_number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signal_number, lambda *_: stop.set())
+    runs = failed = 0
+    while not stop.is_set():
+        started = time.monotonic()
+        runs += 1
+        line = f"cdc-run: run {runs}:"
+        try:
+            landed, left = ingest_once(job, spark, stop)
+            line += f" {landed} messages landed, {left} left in Kafka;"
+        except IngestConfigError as exc:
+            print(f"cdc-run: error: {exc}", file=sys.stderr)
+            return 2
+        except Exception as exc:  # the stream stopped (a StreamingQueryException): build what landed
+            line += f" ingest failed: {without_secrets(exc, job.client_settings)};"
+        try:
+            outcome = scheduled_build(project, spark)
+            line += f" {outcome.summary()}"
+            failed += not outcome.succeeded
+        except Exception as exc:  # dbt could not run (DbtCommandError), or Spark failed reading the run log
+            line += f" build failed: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+            failed += 1
+        print(f"{line}; {time.monotonic() - started:.1f} s", flush=True)
+        stop.wait(max(0.0, args.every - (time.monotonic() - started)))
+    print(f"cdc-run: stopped after {runs} runs, {failed} failed", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

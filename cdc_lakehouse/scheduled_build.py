@@ -1,0 +1,285 @@
+"""cdc-build: a scheduled run that builds what changed and nothing else (README, "Only what changed runs").
+
+A run has two parts, in one batch:
+1. The change log (selector scheduled_change_log: every scheduled model but the typed tables), unless
+   nothing landed since the newest batch and every one of its incremental models finished that batch:
+   then there is nothing for it to do, and no batch opens.
+2. The typed tables (models tagged cdc_typed_table, written by cdc-scaffold) whose source table has
+   versions in cdc_batch_tables after the batch the model last finished, the typed models behind their
+   upstream (a failed run's), those that never finished a batch, and what is built on them, with the
+   scheduled tests of all of these: `dbt build` joining the batch part 1 opened (var cdc_continue_batch).
+   A typed table whose source table did not change is not in the run at all.
+
+The seeds load first when they changed (cdc_lakehouse.seeds).
+"""
+
+import argparse
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import yaml
+
+from cdc_lakehouse.command_line import OneLineParser
+from cdc_lakehouse.dbt_project import DbtCommandError, DbtProject
+from cdc_lakehouse.scaffold import SOURCE_TABLE_META, TYPED_TABLE_TAG
+from cdc_lakehouse.seeds import load_seeds_if_changed
+
+SCHEDULED = "scheduled"
+CHANGE_LOG = "scheduled_change_log"
+BATCH_TABLES = "cdc_batch_tables"
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """What the run log says: the newest batch, and the batch each incremental model last finished."""
+
+    batch_id: int | None = None
+    landing_version: int | None = None
+    # model name -> the last batch it finished; absent: none, or its table was rebuilt in a later batch
+    finished: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TouchedTable:
+    source_format: str
+    source_database: str | None
+    source_schema: str | None
+    source_table: str
+    batch_id: int
+
+
+@dataclass
+class BuildOutcome:
+    batch_id: int | None = None
+    change_log_nodes: int = 0
+    change_log_seconds: float = 0.0
+    # Source tables with versions in this run's batch.
+    tables_touched: int = 0
+    typed_tables: int = 0
+    typed_tables_built: int = 0
+    typed_seconds: float = 0.0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def succeeded(self) -> bool:
+        return not self.failures
+
+    def summary(self) -> str:
+        change_log = (
+            f"change log {self.change_log_nodes} nodes in {self.change_log_seconds:.1f} s, "
+            f"{self.tables_touched} source tables touched"
+            if self.change_log_nodes
+            else "change log: nothing new"
+        )
+        typed = f"{self.typed_tables_built} of {self.typed_tables} typed tables in {self.typed_seconds:.1f} s"
+        failed = f"; failed: {', '.join(self.failures)}" if self.failures else ""
+        return f"batch {self.batch_id}: {change_log}; {typed}{failed}"
+
+
+def read_run_log(spark, schema: str) -> RunLog:
+    """The run log as the batch macros read it (macros/cdc_batches.sql, cdc_read_run_log)."""
+    if not spark.catalog.tableExists(f"{schema}.cdc_batch_models"):
+        return RunLog()
+    newest = spark.sql(f"select batch_id, landing_version from {schema}.cdc_batches order by batch_id desc limit 1")
+    rows = newest.collect()
+    if not rows:
+        return RunLog()
+    finished = spark.sql(
+        "select model_name, max(if(finished_at is not null, batch_id, null)) as batch_id,"
+        " max(if(finished_at is null, batch_id, null)) as rebuilt_in_batch_id"
+        f" from {schema}.cdc_batch_models group by model_name"
+    ).collect()
+    return RunLog(
+        batch_id=rows[0].batch_id,
+        landing_version=rows[0].landing_version,
+        finished={
+            row.model_name: row.batch_id
+            for row in finished
+            if row.batch_id is not None and (row.rebuilt_in_batch_id is None or row.batch_id >= row.rebuilt_in_batch_id)
+        },
+    )
+
+
+def landing_version(spark, landing: str) -> int:
+    return spark.sql(f"describe history {landing} limit 1").collect()[0].version
+
+
+def touched_tables(spark, schema: str, after_batch: int) -> list[TouchedTable]:
+    """The source tables cdc_batch_tables lists after a batch, each with the newest batch that touched it."""
+    if not spark.catalog.tableExists(f"{schema}.{BATCH_TABLES}"):
+        return []
+    rows = spark.sql(
+        "select source_format, source_database, source_schema, source_table, max(cdc_batch_id) as batch_id"
+        f" from {schema}.{BATCH_TABLES} where cdc_batch_id > {int(after_batch)}"
+        " group by source_format, source_database, source_schema, source_table"
+    ).collect()
+    return [TouchedTable(*row) for row in rows]
+
+
+def matches(source_table: dict, touched: TouchedTable) -> bool:
+    """Whether a typed model's source table (its meta, as cdc_source_table_filter reads its arguments) is the
+    touched one: database and table always, format and schema when the model names them."""
+    return (
+        source_table.get("source_database") == touched.source_database
+        and source_table.get("source_table") == touched.source_table
+        and source_table.get("source_format", touched.source_format) == touched.source_format
+        and source_table.get("source_schema", touched.source_schema) == touched.source_schema
+    )
+
+
+def descendants(manifest, roots: Iterable[str], within: set[str]) -> set[str]:
+    """The roots and every node downstream of them, among `within`."""
+    found, pending = set(), [root for root in roots if root in within]
+    while pending:
+        node = pending.pop()
+        if node not in found:
+            found.add(node)
+            pending.extend(child for child in manifest.child_map.get(node, []) if child in within)
+    return found
+
+
+def typed_roots(manifest, scheduled: set[str]) -> list[str]:
+    return sorted(
+        unique_id
+        for unique_id in scheduled
+        if unique_id.startswith("model.") and TYPED_TABLE_TAG in manifest.nodes[unique_id].tags
+    )
+
+
+def typed_nodes_to_build(manifest, scheduled: set[str], run_log: RunLog, touched: list[TouchedTable]) -> set[str]:
+    """The typed tables of part 2 (see the module's doc), with what is built on them, among `scheduled`."""
+    roots = typed_roots(manifest, scheduled)
+    typed = descendants(manifest, roots, scheduled)
+    selected = []
+    for unique_id in roots:
+        node = manifest.nodes[unique_id]
+        source_table = node.config.meta.get(SOURCE_TABLE_META)
+        finished = run_log.finished.get(node.name)
+        if (
+            source_table is None
+            or finished is None
+            or any(t.batch_id > finished and matches(source_table, t) for t in touched)
+        ):
+            selected.append(unique_id)
+    for unique_id in typed - set(roots):
+        node = manifest.nodes[unique_id]
+        if node.resource_type != "model" or node.config.materialized != "incremental":
+            continue
+        finished = run_log.finished.get(node.name)
+        upstream = [
+            run_log.finished.get(manifest.nodes[parent].name)
+            for parent in node.depends_on.nodes
+            if parent in typed and manifest.nodes[parent].config.materialized == "incremental"
+        ]
+        if finished is None or any(batch is not None and batch > finished for batch in upstream):
+            selected.append(unique_id)
+    return descendants(manifest, selected, typed)
+
+
+def change_log_is_current(manifest, change_log: set[str], run_log: RunLog, landed_version: int) -> bool:
+    """Nothing landed since the newest batch, and every incremental model of the change log finished it."""
+    if run_log.batch_id is None or landed_version != run_log.landing_version:
+        return False
+    return all(
+        run_log.finished.get(manifest.nodes[unique_id].name) == run_log.batch_id
+        for unique_id in change_log
+        if unique_id.startswith("model.") and manifest.nodes[unique_id].config.materialized == "incremental"
+    )
+
+
+def node_selector(manifest, unique_id: str) -> str:
+    """A selection method that names exactly one node: its fully qualified name."""
+    return "fqn:" + ".".join(manifest.nodes[unique_id].fqn)
+
+
+def failures(result) -> list[str]:
+    if result.result is None or not hasattr(result.result, "results"):
+        return [f"dbt: {result.exception}"]
+    return [r.node.name for r in result.result.results if str(r.status) in ("error", "fail", "runtime error")]
+
+
+def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
+    """One scheduled run (the module's doc): the change log, then the typed tables whose source table changed."""
+    manifest = project.manifest()
+    load_seeds_if_changed(project.run_checked)
+    schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
+    landing = next(source for source in manifest.sources.values() if source.name == "cdc_raw")
+    scheduled = set(project.selected(SCHEDULED))
+    change_log = set(project.selected(CHANGE_LOG))
+    outcome = BuildOutcome()
+
+    run_log = read_run_log(spark, schema)
+    if not change_log_is_current(manifest, change_log, run_log, landing_version(spark, f"{landing.schema}.cdc_raw")):
+        started = time.monotonic()
+        result = project.invoke("build", "--selector", CHANGE_LOG)
+        outcome.change_log_seconds = time.monotonic() - started
+        outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
+        outcome.failures += failures(result) if not result.success else []
+        run_log = read_run_log(spark, schema)
+    outcome.batch_id = run_log.batch_id
+
+    roots = typed_roots(manifest, scheduled)
+    outcome.typed_tables = len(roots)
+    earliest = min((run_log.finished.get(manifest.nodes[root].name, -1) for root in roots), default=-1)
+    touched = touched_tables(spark, schema, earliest)
+    if outcome.change_log_nodes:
+        outcome.tables_touched = sum(1 for table in touched if table.batch_id == run_log.batch_id)
+    to_build = typed_nodes_to_build(manifest, scheduled, run_log, touched)
+    outcome.typed_tables_built = len(set(roots) & to_build)
+    if to_build:
+        started = time.monotonic()
+        selectors = sorted(node_selector(manifest, unique_id) for unique_id in to_build)
+        result = project.invoke(
+            "build", "--select", *selectors, "--indirect-selection", "empty", dbt_vars={"cdc_continue_batch": True}
+        )
+        outcome.typed_seconds = time.monotonic() - started
+        outcome.failures += failures(result) if not result.success else []
+    return outcome
+
+
+class BuildArgumentError(Exception):
+    """A bad command line: one line on stderr, exit code 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(prog="cdc-build", description=__doc__.split("\n\n")[0], error_class=BuildArgumentError)
+    parser.add_argument("--target", help="dbt profile target (default: the profile's)")
+    parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
+    return parser
+
+
+def parse_vars(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        parsed = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BuildArgumentError(f"--vars is not YAML: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise BuildArgumentError("--vars must be a YAML mapping")
+    return parsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        dbt_vars = parse_vars(args.vars)
+    except BuildArgumentError as exc:
+        print(f"cdc-build: error: {exc}", file=sys.stderr)
+        return 2
+    from cdc_lakehouse.session import open_session, profile_spark_settings
+
+    spark = open_session(profile_spark_settings(args.target))
+    try:
+        outcome = scheduled_build(DbtProject(target=args.target, dbt_vars=dbt_vars), spark)
+    except DbtCommandError as exc:
+        print(f"cdc-build: error: {exc}", file=sys.stderr)
+        return 1
+    print(f"cdc-build: {outcome.summary()}", flush=True)
+    return 0 if outcome.succeeded else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

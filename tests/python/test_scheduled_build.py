@@ -1,0 +1,201 @@
+"""cdc-build's scheduled run builds what changed: the change log when something landed, and only the typed tables
+whose source table has new versions (README, "Only what changed runs").
+
+Three Canal tables (shop.a, shop.b, shop.c) have typed models, a fourth (shop.d) has none. Each scenario lands
+Canal messages and runs cdc_lakehouse.scheduled_build in this process; which models finished which batch is
+read from the run log, what they hold from their tables. Expected rows are written by hand from the messages.
+"""
+
+import json
+import os
+from datetime import datetime
+
+import pytest
+from conftest import dbt_in_process, project_without_typed_tables
+
+pytestmark = pytest.mark.slow
+
+SCHEMA = "scheduled_test"
+TOPIC = "canal_json.scheduled"
+ONLY_CANAL = {"cdc_enabled_formats": ["canal_json"]}
+TYPED_BASES = ("shop__a", "shop__b", "shop__c")
+T0_MS = int(datetime(2026, 5, 1, 8, 0, 0).timestamp() * 1000)
+
+
+def canal(batch_id: int, table: str, operation: str, rows: list[dict], old: list[dict] | None = None) -> bytes:
+    """A Canal flat message of shop.<table> (id int key, v varchar), as Canal writes one batch it fetched."""
+    return json.dumps(
+        {
+            "id": batch_id,
+            "database": "shop",
+            "table": table,
+            "type": operation,
+            "isDdl": False,
+            "sql": "",
+            "es": T0_MS + batch_id * 1000,
+            "ts": T0_MS + batch_id * 1000 + 5,
+            "mysqlType": {"id": "int(11)", "v": "varchar(16)"},
+            "sqlType": {"id": 4, "v": 12},
+            "pkNames": ["id"],
+            "data": rows,
+            "old": old,
+        }
+    ).encode()
+
+
+class Deployment:
+    """A copy of the project with three scaffolded tables, built by scheduled_build on the test session."""
+
+    def __init__(self, spark, tmp_path_factory) -> None:
+        from cdc_lakehouse.dbt_project import DbtProject
+        from cdc_lakehouse.scaffold import SourceTable, scaffold_files
+
+        self.spark = spark
+        self.root = project_without_typed_tables(tmp_path_factory.mktemp("scheduled_project") / "project")
+        tables = self.root / "models" / "tables"
+        tables.mkdir()
+        for base in TYPED_BASES:
+            table = SourceTable(database="shop", table=base.split("__")[1], source_format="canal_json")
+            for name, content in scaffold_files(table, base).items():
+                (tables / name).write_text(content)
+        self.work = tmp_path_factory.mktemp("scheduled_dbt")
+        self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL)
+
+    def land(self, *messages: bytes) -> None:
+        from cdc_lakehouse.landing import land
+
+        land(self.spark, "canal_json", TOPIC, 0, list(messages))
+
+    def build(self):
+        from cdc_lakehouse.scheduled_build import scheduled_build
+
+        return scheduled_build(self.project, self.spark)
+
+    def dbt(self, *arguments: str, dbt_vars: dict | None = None):
+        return dbt_in_process(
+            self.spark, self.work, *arguments, dbt_vars={**ONLY_CANAL, **(dbt_vars or {})}, project_dir=self.root
+        )
+
+    def finished_in(self, batch_id: int) -> set[str]:
+        rows = self.spark.sql(
+            f"select model_name from {SCHEMA}.cdc_batch_models where batch_id = {batch_id} and finished_at is not null"
+        ).collect()
+        return {row.model_name for row in rows}
+
+    def newest_batch(self) -> int:
+        return self.spark.sql(f"select max(batch_id) as b from {SCHEMA}.cdc_batches").collect()[0].b
+
+    def current(self, base: str) -> list[tuple]:
+        rows = self.spark.table(f"{SCHEMA}.{base}__current").select("id", "v", "op").collect()
+        return sorted(map(tuple, rows))
+
+
+@pytest.fixture(scope="module")
+def runs(spark, tmp_path_factory) -> dict:
+    """Four scheduled runs and a run that stopped between two typed models, with what each left."""
+    from cdc_lakehouse.landing_table import LANDING_TABLE
+
+    saved = {name: os.environ.get(name) for name in ("CDC_SCHEMA", "CDC_WAREHOUSE")}
+    # The seeds' load stamp is kept in the warehouse folder: this schema's own.
+    os.environ.update({"CDC_SCHEMA": SCHEMA, "CDC_WAREHOUSE": str(tmp_path_factory.mktemp("scheduled_warehouse"))})
+    try:
+        spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        spark.sql(f"DELETE FROM {LANDING_TABLE}")
+        deployment = Deployment(spark, tmp_path_factory)
+        seen = {}
+
+        # 1: every table gets rows; the typed tables are new.
+        deployment.land(
+            canal(1, "a", "INSERT", [{"id": "1", "v": "a1"}]),
+            canal(1, "b", "INSERT", [{"id": "1", "v": "b1"}, {"id": "2", "v": "b2"}]),
+            canal(1, "c", "INSERT", [{"id": "1", "v": "c1"}]),
+            canal(1, "d", "INSERT", [{"id": "1", "v": "d1"}]),
+        )
+        seen["first"] = deployment.build()
+        seen["first_batch"] = deployment.newest_batch()
+        seen["first_finished"] = deployment.finished_in(seen["first_batch"])
+
+        # 2: shop.b changes, and shop.d, which has no typed table.
+        deployment.land(
+            canal(2, "b", "UPDATE", [{"id": "2", "v": "b2x"}], old=[{"v": "b2"}]),
+            canal(2, "b", "DELETE", [{"id": "1", "v": "b1"}]),
+            canal(3, "d", "INSERT", [{"id": "2", "v": "d2"}]),
+        )
+        seen["second"] = deployment.build()
+        seen["second_batch"] = deployment.newest_batch()
+        seen["second_finished"] = deployment.finished_in(seen["second_batch"])
+        seen["current_after_second"] = {base: deployment.current(base) for base in TYPED_BASES}
+
+        # 3: nothing landed.
+        seen["idle"] = deployment.build()
+        seen["idle_batch"] = deployment.newest_batch()
+
+        # 4: shop.c changes; the run stops after the change log and c's history model (a crash), then the next
+        # scheduled run, with nothing new landed, builds c's current model, which is behind its history.
+        deployment.land(canal(4, "c", "UPDATE", [{"id": "1", "v": "c1x"}], old=[{"v": "c1"}]))
+        deployment.dbt("build", "--selector", "scheduled_change_log")
+        deployment.dbt("run", "--select", "shop__c__history", dbt_vars={"cdc_continue_batch": True})
+        seen["crashed_batch"] = deployment.newest_batch()
+        seen["stale_c"] = deployment.current("shop__c")
+        seen["after_crash"] = deployment.build()
+        seen["after_crash_batch"] = deployment.newest_batch()
+        seen["after_crash_finished"] = deployment.finished_in(seen["crashed_batch"])
+        seen["current"] = {base: deployment.current(base) for base in TYPED_BASES}
+        yield seen
+    finally:
+        spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def typed_models(*bases: str) -> set[str]:
+    return {f"{base}__{kind}" for base in bases for kind in ("history", "current")}
+
+
+def test_a_first_run_builds_the_change_log_and_every_typed_table_in_one_batch(runs):
+    first = runs["first"]
+    assert first.succeeded, first.failures
+    assert (first.batch_id, first.typed_tables, first.typed_tables_built) == (runs["first_batch"], 3, 3)
+    assert first.change_log_nodes > 0
+    assert typed_models(*TYPED_BASES) | {"cdc_history", "cdc_batch_tables"} <= runs["first_finished"]
+
+
+def test_only_the_typed_tables_of_changed_source_tables_are_in_the_run(runs):
+    second = runs["second"]
+    assert second.succeeded, second.failures
+    assert (second.batch_id, second.typed_tables_built) == (runs["first_batch"] + 1, 1)
+    finished = runs["second_finished"]
+    assert typed_models("shop__b") | {"cdc_history", "cdc_batch_tables"} <= finished
+    assert not finished & typed_models("shop__a", "shop__c")
+    assert runs["current_after_second"] == {
+        "shop__a": [(1, "a1", "c")],
+        "shop__b": [(2, "b2x", "u")],
+        "shop__c": [(1, "c1", "c")],
+    }
+
+
+def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
+    idle = runs["idle"]
+    assert idle.succeeded, idle.failures
+    assert (idle.change_log_nodes, idle.typed_tables_built) == (0, 0)
+    assert runs["idle_batch"] == runs["second_batch"]
+    assert "change log: nothing new; 0 of 3 typed tables" in idle.summary()
+
+
+def test_a_typed_model_behind_its_upstream_catches_up_in_the_next_run(runs):
+    assert runs["crashed_batch"] == runs["second_batch"] + 1
+    assert runs["stale_c"] == [(1, "c1", "c")]
+    after = runs["after_crash"]
+    assert after.succeeded, after.failures
+    # Nothing landed since the crashed run: no new batch; c's current model joins it and finishes it.
+    assert (after.change_log_nodes, after.batch_id, runs["after_crash_batch"]) == (
+        0,
+        runs["crashed_batch"],
+        runs["crashed_batch"],
+    )
+    assert {"shop__c__history", "shop__c__current"} <= runs["after_crash_finished"]
+    assert not runs["after_crash_finished"] & typed_models("shop__a", "shop__b")
+    assert runs["current"]["shop__c"] == [(1, "c1x", "u")]
