@@ -16,7 +16,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak clean
+.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-cluster the same through the cluster profile: local standalone master, two 1-core workers"
 	@echo "make bench-decode the decode figures of make bench alone: every format beside its baseline"
 	@echo "make bench-soak   200 scheduled runs of 1,000 events each, maintenance on its schedule: run cost, files, bytes"
+	@echo "make bench-changed one process, 20 typed tables: a run with nothing new, a run where 1 of the 20 changed"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -149,6 +150,9 @@ bench-cluster: setup executor-env
 
 bench-decode: setup
 	$(BIN)/python bench/run.py --decode-only
+
+bench-changed: setup
+	$(BIN)/python bench/changed.py
 
 # A few hours on 2 cores; SOAK_RUNS, SOAK_EVENTS and SOAK_MAINTAIN_EVERY to change it.
 bench-soak: setup

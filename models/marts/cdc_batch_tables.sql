@@ -12,20 +12,6 @@
     "Only what changed runs"). One row per table and batch.
 #}
 
-with
-
-versions_of_the_batch as (
-    select
-        source_format,
-        source_name,
-        source_database,
-        source_schema,
-        source_table,
-        cdc_batch_id
-    from {{ ref('cdc_history') }}
-    where {{ cdc_in_batch(batch) }}
-)
-
 select
     source_format,
     source_name,
@@ -34,5 +20,6 @@ select
     source_table,
     count(*) as versions,
     cdc_batch_id
-from versions_of_the_batch
+from {{ ref('cdc_history') }}
+where {{ cdc_in_batch(batch) }}
 group by source_format, source_name, source_database, source_schema, source_table, cdc_batch_id

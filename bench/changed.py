@@ -1,0 +1,114 @@
+"""make bench-changed: what a scheduled run costs when one source table of many changed, with cdc-build in a
+long-lived process (README, "Only what changed runs").
+
+A fresh warehouse under bench/work/ and the project with the typed tables of every Huawei DRS JSON bench table
+(20 source tables, bench/generate.py), built from CHANGED_EVENTS (default 20,000) events of every format over
+all tables, in one process (as cdc-run): the project's parse, then these runs, each timed:
+- `first`: the first scheduled run (cdc-build);
+- `idle`: three runs with nothing landed (the median): the floor of a run once the runner is up;
+- `one_table`: a run after CHANGED_SMALL (default 100) events of one table, t05, in every format: one
+  typed table of the 20 changed;
+- `one_table_all_typed`: the same change, built as `dbt build --selector scheduled` builds it, every typed
+  table in the run (what a scheduled run did before cdc-build).
+Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png.
+"""
+
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT_DIR))
+
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land  # noqa: E402
+
+CHANGED_TABLE = "t05"
+
+
+def timed(action) -> tuple[float, object]:
+    started = time.perf_counter()
+    outcome = action()
+    return round(time.perf_counter() - started, 2), outcome
+
+
+def chart(changed: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = ["first run", "nothing new", "1 of 20 tables\n(cdc-build)", "1 of 20 tables\n(every typed table)"]
+    values = [changed[key] for key in ("first_s", "idle_s", "one_table_s", "one_table_all_typed_s")]
+    figure, axis = plt.subplots(figsize=(8, 4))
+    axis.bar(labels, values)
+    for index, value in enumerate(values):
+        axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+    axis.set_ylabel("scheduled run, s (wall, runner up)")
+    axis.set_title(f"{changed['typed_tables']} typed tables, {changed['events']:,} events, one process")
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
+def main() -> int:
+    events = int(os.environ.get("CHANGED_EVENTS", "20000"))
+    small = int(os.environ.get("CHANGED_SMALL", "100"))
+    seed = int(os.environ.get("BENCH_SEED", "7"))
+    fresh_warehouse()
+    from bench.generate import DRS_AVRO_SCHEMA, TABLES
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+    from cdc_lakehouse.scheduled_build import scheduled_build
+    from cdc_lakehouse.session import open_session, profile_spark_settings
+
+    os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
+    tables = [SourceTable(database="bench", table=name, source_format="huawei_drs_json") for name in TABLES]
+    write_files(plan_files(tables, [model_base_name(table) for table in tables], {}, BENCH_PROJECT_DIR))
+    spark = open_session(profile_spark_settings())
+    project = DbtProject(project_dir=BENCH_PROJECT_DIR)
+    parse_s, _ = timed(project.manifest)
+
+    def build():
+        outcome = scheduled_build(project, spark)
+        print(f"bench-changed: {outcome.summary()}", flush=True)
+        if not outcome.succeeded:
+            raise SystemExit(f"bench-changed: failed: {', '.join(outcome.failures)}")
+        return outcome
+
+    land(spark, events, seed, first_seq=0)
+    first_s, first = timed(build)
+    idle_s = statistics.median(timed(build)[0] for _ in range(3))
+    land(spark, small, seed + 1, first_seq=events, tables=(CHANGED_TABLE,))
+    one_table_s, one_table = timed(build)
+    land(spark, small, seed + 2, first_seq=events + small, tables=(CHANGED_TABLE,))
+    all_typed_s, all_typed = timed(lambda: project.invoke("build", "--selector", "scheduled"))
+    if not all_typed.success:
+        raise SystemExit(f"bench-changed: dbt build --selector scheduled failed: {all_typed.exception}")
+    changed = {
+        "events": events,
+        "small_events": small,
+        "typed_tables": first.typed_tables,
+        "parse_s": parse_s,
+        "first_s": first_s,
+        "idle_s": idle_s,
+        "one_table_s": one_table_s,
+        "one_table_typed_built": one_table.typed_tables_built,
+        "one_table_change_log_s": round(one_table.change_log_seconds, 2),
+        "one_table_typed_s": round(one_table.typed_seconds, 2),
+        "one_table_all_typed_s": all_typed_s,
+        "one_table_all_typed_nodes": len(all_typed.result.results),
+        "one_table_over_all_typed": round(one_table_s / all_typed_s, 2),
+    }
+    results_path = RESULTS_DIR / "latest.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results["changed"] = changed
+    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    chart(changed, RESULTS_DIR / "changed.png")
+    print(json.dumps(changed, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
