@@ -131,7 +131,9 @@
     (cdc_quoted_identifier: dbt-spark's add columns leaves a backtick in a name bare), with Delta's column
     mapping by name turned on first (a table created before it was in the folder's tblproperties: names with
     spaces or ,;{}()= need it), then widens each stored column whose type the new rows widen
-    (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values.
+    (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values. A column
+    that becomes timestamp_ntz (a DATETIME added by DDL, a DATE widened) needs Delta's timestampNtz feature,
+    which Delta turns on by itself only when a table is created with such a column: it is turned on first.
 #}
 {% macro process_schema_changes(on_schema_change, source_relation, target_relation) %}
     {%- if on_schema_change == 'append_new_columns' -%}
@@ -152,20 +154,22 @@
                 ) -%}
             {%- endif -%}
         {%- endfor -%}
+        {%- set features = ["'delta.columnMapping.mode' = 'name'"] if additions else [] -%}
+        {%- if widenings -%}
+            {%- do features.append("'delta.enableTypeWidening' = 'true'") -%}
+        {%- endif -%}
+        {%- if 'timestamp_ntz' in (additions + widenings) | join(' ') -%}
+            {%- do features.append("'delta.feature.timestampNtz' = 'supported'") -%}
+        {%- endif -%}
+        {%- if features -%}
+            {%- do run_query('alter table ' ~ target_relation ~ ' set tblproperties (' ~ features | join(', ') ~ ')') -%}
+        {%- endif -%}
         {%- if additions -%}
-            {%- do run_query(
-                'alter table ' ~ target_relation ~ " set tblproperties ('delta.columnMapping.mode' = 'name')"
-            ) -%}
             {%- do run_query('alter table ' ~ target_relation ~ ' add columns (' ~ additions | join(', ') ~ ')') -%}
         {%- endif -%}
-        {%- if widenings -%}
-            {%- do run_query(
-                'alter table ' ~ target_relation ~ " set tblproperties ('delta.enableTypeWidening' = 'true')"
-            ) -%}
-            {%- for statement in widenings -%}
-                {%- do run_query(statement) -%}
-            {%- endfor -%}
-        {%- endif -%}
+        {%- for statement in widenings -%}
+            {%- do run_query(statement) -%}
+        {%- endfor -%}
     {%- endif -%}
     {{ return(dbt.process_schema_changes(on_schema_change, source_relation, target_relation)) }}
 {% endmacro %}

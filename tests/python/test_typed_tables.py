@@ -35,7 +35,8 @@ TYPED_MODELS = ("shop__orders__history", "shop__orders__current")
 # The typed models and what they read their column types from.
 TYPED_RUN = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns", *TYPED_MODELS)
 COLUMNS = {"id": ("int", 4), "a": ("varchar", 12), "b": ("varchar", 12)}
-WITH_C = {**COLUMNS, "c": ("varchar", 12)}
+# c and a DATETIME column added by DDL: a Delta table gains a timestamp_ntz column only with that feature on.
+WITH_C = {**COLUMNS, "c": ("varchar", 12), "shipped": ("datetime", 93)}
 # id widened to bigint, a changed from varchar to int.
 RETYPED = {**WITH_C, "id": ("bigint", -5), "a": ("int", 4)}
 
@@ -76,8 +77,10 @@ BATCHES = [
     ],
     [
         # Column c added by DDL before seq 7; seq 3 delivered again at a new offset.
-        drs_message(7, "INSERT", data=[{**order("5", "n", "m"), "c": "new"}], columns=WITH_C),
-        drs_message(8, "DELETE", old=[{**order("1", "x2", "y"), "c": None}], columns=WITH_C),
+        drs_message(
+            7, "INSERT", data=[{**order("5", "n", "m"), "c": "new", "shipped": "2024-03-01 09:30:00"}], columns=WITH_C
+        ),
+        drs_message(8, "DELETE", old=[{**order("1", "x2", "y"), "c": None, "shipped": None}], columns=WITH_C),
         drs_message(3, "UPDATE", data=[{"id": "1", "a": "x2"}], old=[order("1", "x", "y")]),
     ],
     [drs_message(9, "INSERT", data=[{**order("6", "7", "w"), "c": "z"}], columns=RETYPED)],
@@ -135,6 +138,9 @@ def after_each_batch(project) -> list[dict]:
                 "commits": {model: last_commit(project, model) for model in TYPED_MODELS},
                 "types": {model: dict(project.spark.table(f"{SCHEMA}.{model}").dtypes) for model in TYPED_MODELS},
                 "column_c": typed_rows(project, "shop__orders__history", ("pk", "valid_from", "c"))
+                if number >= 2
+                else None,
+                "column_shipped": typed_rows(project, "shop__orders__current", ("pk", "valid_from", "shipped"))
                 if number >= 2
                 else None,
                 "tests": typed_model_test_outcomes(project),
@@ -203,6 +209,13 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
         "c": "string",
         "valid_from": "timestamp",
     }
+    # A DATETIME added to a table that had no zone-less timestamp: the table turns Delta's feature on first.
+    for model in TYPED_MODELS:
+        assert last["types"][model]["shipped"] == "timestamp_ntz", model
+    assert last["column_shipped"] == [
+        ('["3"]', at(4), None),
+        ('["5"]', at(7), datetime(2024, 3, 1, 9, 30)),
+    ]
 
 
 def test_generated_tests_pass(after_each_batch):
