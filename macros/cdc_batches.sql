@@ -62,13 +62,30 @@
         'opened': true,
         'batch_id': state.batch_id + 1,
         'landing_version': landing_version,
-        'previous_landing_version': state.landing_version
+        'previous_landing_version': state.landing_version,
+        'formats_landed': cdc_formats_landed_between(landing, state.landing_version, landing_version)
     }) -%}
     {%- do run_query(
         'insert into ' ~ log ~ '.cdc_batches values ('
         ~ state.batch_id ~ ', ' ~ landing_version ~ ', current_timestamp())'
     ) -%}
     {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
+{% endmacro %}
+
+
+{#
+    The formats of the messages landed in the commits after one landing version up to another (this batch's
+    commits), or none when that is not known cheaply (no batch before this one).
+#}
+{% macro cdc_formats_landed_between(landing, after_version, up_to_version) %}
+    {%- if after_version is none or up_to_version <= after_version -%}
+        {{- return(none if after_version is none else []) -}}
+    {%- endif -%}
+    {%- set landed = run_query(
+        "select distinct source_format from table_changes('" ~ landing ~ "', " ~ (after_version + 1) ~ ', '
+        ~ up_to_version ~ ") where _change_type = 'insert'"
+    ) -%}
+    {{- return(landed.columns[0].values() | list) -}}
 {% endmacro %}
 
 
@@ -188,7 +205,8 @@
     materialization then runs none of its SQL): it finished a batch, and each of its batch inputs has
     nothing after that batch. Its batch inputs are the landing table and the nearest incremental models
     upstream (through ephemeral ones); tables, views and seeds it joins are lookups, not batches. The
-    landing table has nothing after it when no commit landed since; an incremental model when it finished
+    landing table has nothing after it when no commit landed since, or, for a staging model, when the commits
+    since hold none of its formats (cdc_landed_nothing_it_stages); an incremental model when it finished
     no later batch (so it stamped no row the model has not read) and itself has nothing to read.
 #}
 {% macro cdc_nothing_to_read(state, node) %}
@@ -199,7 +217,8 @@
     {%- endif -%}
     {%- for input_id in inputs -%}
         {%- if input_id.startswith('source.') -%}
-            {%- if finished.landing_version != state.landing_version -%}
+            {%- if finished.landing_version != state.landing_version
+                and not cdc_landed_nothing_it_stages(state, node, finished) -%}
                 {{- return(false) -}}
             {%- endif -%}
         {%- else -%}
@@ -212,6 +231,24 @@
         {%- endif -%}
     {%- endfor -%}
     {{- return(true) -}}
+{% endmacro %}
+
+
+{#
+    Whether the commits of this batch hold no message of the formats a staging model reads, so it has nothing
+    to read from landing though something landed: it finished the batch before this one, and it is a staging
+    model of the registry (its folder under models/staging/ is the staging name of its formats, var
+    cdc_formats), none of which the batch's commits hold. Any other model reading landing reads every commit.
+#}
+{% macro cdc_landed_nothing_it_stages(state, node, finished) %}
+    {%- set folder = node.fqn[-2] if node.fqn | length > 3 and node.fqn[1] == 'staging' else none -%}
+    {%- set formats = cdc_formats(staging=folder) if folder else [] -%}
+    {{- return(
+        formats | length > 0
+        and state.get('formats_landed') is not none
+        and finished.landing_version == state.previous_landing_version
+        and formats | select('in', state.formats_landed) | list | length == 0
+    ) -}}
 {% endmacro %}
 
 

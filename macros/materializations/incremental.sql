@@ -1,6 +1,6 @@
 {#
     dbt-spark's incremental materialization, except that a model with nothing to read in this batch
-    (cdc_nothing_to_read: no landing commit and no upstream row since the batch it finished) runs its hooks
+    (cdc_nothing_to_read: no landing commit of its formats and no upstream row since the batch it finished) runs its hooks
     and none of its SQL: a run without new messages costs no query per incremental model.
 #}
 {% materialization incremental, adapter='spark', supported_languages=['sql', 'python'] -%}

@@ -7,7 +7,8 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
    update of key 1 and the first message of the DRS topic (a format quiet until then);
 3. nothing is landed (runs 2 and 3 are builds: the data tests of cdc_events read its rows of the batch,
    then none, as it had nothing to read);
-4. a Canal delete of key 1 is landed and processed, but the run crashes before its end records the batch;
+4. a Canal delete of key 1 is landed and processed (the DRS staging model, whose format the batch does not
+   hold, runs no SQL), but the run crashes before its end records the batch;
 5. a Canal insert of key 2 is landed; this run reads again what the crashed one wrote;
 6. a Canal insert of key 3 is landed; a run selects every model but staging (they finish the batch with
    nothing new), then a run selects only the Canal staging model, which stages the insert;
@@ -200,6 +201,7 @@ def runs(spark, tmp_path_factory) -> dict:
 
     land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(3, "DELETE", 4, {"id": "1", "note": "paid"})])
     run()
+    states["canal_only_versions"] = table_versions(spark)
     # The crash: every model committed its rows, the run's end never recorded the batch.
     crashed_batch = spark.sql(f"select max(batch_id) from {SCHEMA}.cdc_batches").first()[0]
     spark.sql(f"delete from {SCHEMA}.cdc_batch_models where batch_id = {crashed_batch}")
@@ -317,6 +319,12 @@ def test_a_run_without_new_commits_writes_nothing(runs):
     assert runs["nothing_new"]["rows"] == runs["late"]["rows"]
     # Its incremental models run no SQL: not even an empty append is committed.
     assert runs["nothing_new_versions"] == runs["late_versions"]
+
+
+def test_a_batch_of_one_format_runs_no_sql_of_the_other_formats_staging_model(runs):
+    before, after = runs["nothing_new_versions"], runs["canal_only_versions"]
+    assert after["stg_huawei_drs__messages"] == before["stg_huawei_drs__messages"]
+    assert after["stg_canal_json__messages"] > before["stg_canal_json__messages"]
 
 
 def test_a_build_tests_the_rows_of_its_batch_and_nothing_where_a_model_had_nothing_to_read(runs):
