@@ -16,7 +16,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed clean
+.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -36,6 +36,8 @@ help:
 	@echo "make bench-decode the decode figures of make bench alone: every format beside its baseline"
 	@echo "make bench-soak   200 scheduled runs of 1,000 events each, maintenance on its schedule: run cost, files, bytes"
 	@echo "make bench-changed one process, 20 typed tables: a run with nothing new, a run where 1 of the 20 changed"
+	@echo "make bench-latency a producer at 1,000 and 5,000 events/s into a real broker, the runner's loop: produce to visible"
+	@echo "make bench-many-tables parse, selectors and cdc-build's choice with 2 and with 400 typed tables"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -153,6 +155,13 @@ bench-decode: setup
 
 bench-changed: setup
 	$(BIN)/python bench/changed.py
+
+# LATENCY_SECONDS (600) per configuration: four of them, each followed by the runs that drain what it produced.
+bench-latency: setup kafka-broker
+	$(BIN)/python bench/latency.py
+
+bench-many-tables: setup
+	$(BIN)/python bench/many_tables.py
 
 # A few hours on 2 cores; SOAK_RUNS, SOAK_EVENTS and SOAK_MAINTAIN_EVERY to change it.
 bench-soak: setup

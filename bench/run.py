@@ -169,20 +169,20 @@ def fresh_warehouse() -> str:
     return copy_project_with_typed_table()
 
 
-def copy_project_with_typed_table() -> str:
-    """The project copied to BENCH_PROJECT_DIR, with cdc-scaffold's models of TYPED_TABLE; their base name."""
+def copy_project_with_typed_table(destination: Path = BENCH_PROJECT_DIR) -> str:
+    """The project copied to `destination`, with cdc-scaffold's models of TYPED_TABLE; their base name."""
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
 
     for item in ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests"):
         source = PROJECT_DIR / item
         if source.is_dir():
-            shutil.copytree(source, BENCH_PROJECT_DIR / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
+            shutil.copytree(source, destination / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
         elif source.exists():
-            BENCH_PROJECT_DIR.mkdir(parents=True, exist_ok=True)
-            shutil.copy(source, BENCH_PROJECT_DIR / item)
+            destination.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, destination / item)
     table = SourceTable(**TYPED_TABLE)
     base = model_base_name(table)
-    write_files(plan_files([table], [base], {}, BENCH_PROJECT_DIR))
+    write_files(plan_files([table], [base], {}, destination))
     return base
 
 

@@ -60,6 +60,9 @@ class BuildOutcome:
     typed_tables: int = 0
     typed_tables_built: int = 0
     typed_seconds: float = 0.0
+    # When each part's tables held the batch (epoch seconds), for produce-to-visible latency (bench/latency.py).
+    change_log_done_at: float | None = None
+    typed_done_at: float | None = None
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -215,6 +218,7 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
         started = time.monotonic()
         result = project.invoke("build", "--selector", CHANGE_LOG)
         outcome.change_log_seconds = time.monotonic() - started
+        outcome.change_log_done_at = time.time()
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
         outcome.failures += failures(result) if not result.success else []
         run_log = read_run_log(spark, schema)
@@ -235,6 +239,7 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
             "build", "--select", *selectors, "--indirect-selection", "empty", dbt_vars={"cdc_continue_batch": True}
         )
         outcome.typed_seconds = time.monotonic() - started
+        outcome.typed_done_at = time.time()
         outcome.failures += failures(result) if not result.success else []
     return outcome
 

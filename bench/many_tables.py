@@ -1,0 +1,120 @@
+"""make bench-many-tables: what hundreds of typed tables cost a scheduled run before any data is read.
+
+Two copies of the project under bench/work-many-tables/, each with the typed tables the bench's project has
+(shop.orders and bench.t00), plus those of 2 source tables in one and of 400 in the other (Huawei DRS JSON
+tables bench.t000 to bench.t399, scaffolded as cdc-scaffold writes them: 800 models and their tests). For
+each, in one process as cdc-run keeps it:
+- `parse_s`: dbt's parse of the project (the runner parses once, and again only when a file changes), and
+  `reparse_s` the parse a new process pays (make build, an orchestrator's task): dbt's partial parse;
+- `select_s`: resolving the selectors cdc-build uses (`dbt ls` of `scheduled` and `scheduled_change_log`,
+  once per parse);
+- `decide_s`: cdc-build's choice of the typed tables to build for a batch that touched one source table,
+  every typed table having finished the batch before (the run log as the runner reads it, made here), with
+  the number of nodes chosen: one table's two models and their tests, whatever the number of tables.
+No warehouse is read: the data part of such a run is the same with 2 or 400 typed tables (make
+bench-changed measures a run). Results under `many_tables` in bench/results/latest.json; chart
+bench/results/many_tables.png.
+"""
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+PROJECT_DIR = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT_DIR))
+
+from bench.run import RESULTS_DIR, copy_project_with_typed_table  # noqa: E402
+
+WORK_DIR = PROJECT_DIR / "bench" / "work-many-tables"
+TABLE_COUNTS = (2, 400)
+CHANGED_TABLE = "t001"
+
+
+def timed(action) -> tuple[float, object]:
+    started = time.perf_counter()
+    outcome = action()
+    return round(time.perf_counter() - started, 3), outcome
+
+
+def measure(tables: int) -> dict:
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+    from cdc_lakehouse.scheduled_build import (
+        CHANGE_LOG,
+        SCHEDULED,
+        RunLog,
+        TouchedTable,
+        typed_nodes_to_build,
+        typed_roots,
+    )
+
+    project_dir = WORK_DIR / f"project_{tables}"
+    copy_project_with_typed_table(project_dir)
+    # The copy's own shop__orders and bench__t00 stay: `tables` more source tables beside them.
+    sources = [SourceTable(database="bench", table=f"t{n:03d}", source_format="huawei_drs_json") for n in range(tables)]
+    write_files(plan_files(sources, [model_base_name(table) for table in sources], {}, project_dir))
+    project = DbtProject(project_dir=project_dir)
+    parse_s, manifest = timed(project.manifest)
+    # What a new process (make build, an orchestrator's task) pays: dbt's partial parse of the unchanged files.
+    reparse_s, _ = timed(DbtProject(project_dir=project_dir).manifest)
+    select_s, _ = timed(lambda: (project.selected(SCHEDULED), project.selected(CHANGE_LOG)))
+    scheduled = set(project.selected(SCHEDULED))
+    roots = typed_roots(manifest, scheduled)
+    # Every typed model finished batch 5; batch 6 touched one source table.
+    run_log = RunLog(
+        batch_id=6,
+        landing_version=6,
+        finished={manifest.nodes[unique_id].name: 5 for unique_id in scheduled if unique_id.startswith("model.")},
+    )
+    touched = [TouchedTable("huawei_drs_json", "bench", None, CHANGED_TABLE, 6)]
+    decide_s, chosen = timed(lambda: typed_nodes_to_build(manifest, scheduled, run_log, touched))
+    return {
+        "typed_tables": len(roots),
+        "nodes": len(manifest.nodes),
+        "parse_s": parse_s,
+        "reparse_s": reparse_s,
+        "select_s": select_s,
+        "decide_s": decide_s,
+        "nodes_chosen": len(chosen),
+        "models_chosen": sorted(manifest.nodes[node].name for node in chosen if node.startswith("model.")),
+    }
+
+
+def chart(figures: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = ["parse", "selectors", "choice of typed tables"]
+    figure, axis = plt.subplots(figsize=(8, 4))
+    width = 0.35
+    for offset, measured in enumerate(figures.values()):
+        values = [measured[key] for key in ("parse_s", "select_s", "decide_s")]
+        positions = [index + (offset - 0.5) * width for index in range(len(labels))]
+        axis.bar(positions, values, width, label=f"{measured['typed_tables']} typed tables")
+        for position, value in zip(positions, values, strict=True):
+            axis.text(position, value, f"{value:.2f} s", ha="center", va="bottom", fontsize=8)
+    axis.set_xticks(range(len(labels)), labels)
+    axis.set_ylabel("seconds, once per parse (parse, selectors) or per run")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
+def main() -> int:
+    shutil.rmtree(WORK_DIR, ignore_errors=True)
+    figures = {f"{count}_tables": measure(count) for count in TABLE_COUNTS}
+    results_path = RESULTS_DIR / "latest.json"
+    results = json.loads(results_path.read_text()) if results_path.exists() else {}
+    results["many_tables"] = figures
+    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    chart(figures, RESULTS_DIR / "many_tables.png")
+    print(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
