@@ -23,7 +23,7 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land  # noqa: E402
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results  # noqa: E402
 
 CHANGED_TABLE = "t05"
 
@@ -101,10 +101,7 @@ def main() -> int:
         "one_table_all_typed_nodes": len(all_typed.result.results),
         "one_table_over_all_typed": round(one_table_s / all_typed_s, 2),
     }
-    results_path = RESULTS_DIR / "latest.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    results["changed"] = changed
-    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    record_results("changed", changed)
     chart(changed, RESULTS_DIR / "changed.png")
     print(json.dumps(changed, indent=2))
     return 0

@@ -29,7 +29,7 @@ sys.path.insert(0, str(PROJECT_DIR / "tests" / "python"))
 
 from kafka_broker import kafka_broker  # noqa: E402
 
-from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, WORK_DIR, fresh_warehouse  # noqa: E402
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, WORK_DIR, fresh_warehouse, record_results  # noqa: E402
 
 RATES = (1000, 5000)
 TABLE_COUNTS = (20, 400)
@@ -246,10 +246,7 @@ def main() -> int:
                 latency[f"{rate}_per_s_{tables}_tables"], key = measure(
                     spark, project, broker, rate, tables, seconds, key
                 )
-    results_path = RESULTS_DIR / "latest.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    results["latency"] = latency
-    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    record_results("latency", latency)
     chart(latency, RESULTS_DIR / "latency.png")
     print(
         json.dumps(

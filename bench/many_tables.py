@@ -25,7 +25,7 @@ from pathlib import Path
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import RESULTS_DIR, copy_project_with_typed_table  # noqa: E402
+from bench.run import RESULTS_DIR, copy_project_with_typed_table, record_results  # noqa: E402
 
 WORK_DIR = PROJECT_DIR / "bench" / "work-many-tables"
 TABLE_COUNTS = (2, 400)
@@ -107,10 +107,7 @@ def chart(figures: dict, path: Path) -> None:
 def main() -> int:
     shutil.rmtree(WORK_DIR, ignore_errors=True)
     figures = {f"{count}_tables": measure(count) for count in TABLE_COUNTS}
-    results_path = RESULTS_DIR / "latest.json"
-    results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    results["many_tables"] = figures
-    results_path.write_text(json.dumps(results, indent=2) + "\n")
+    record_results("many_tables", figures)
     chart(figures, RESULTS_DIR / "many_tables.png")
     print(json.dumps(figures, indent=2))
     return 0

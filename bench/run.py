@@ -169,6 +169,15 @@ def fresh_warehouse() -> str:
     return copy_project_with_typed_table()
 
 
+def record_results(section: str, figures: dict) -> None:
+    """Figures of one benchmark as their section of bench/results/latest.json, the other sections kept."""
+    path = RESULTS_DIR / "latest.json"
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    results = json.loads(path.read_text()) if path.exists() else {}
+    results[section] = figures
+    path.write_text(json.dumps(results, indent=2) + "\n")
+
+
 def copy_project_with_typed_table(destination: Path = BENCH_PROJECT_DIR) -> str:
     """The project copied to `destination`, with cdc-scaffold's models of TYPED_TABLE; their base name."""
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files

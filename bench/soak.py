@@ -31,6 +31,7 @@ from bench.run import (  # noqa: E402
     Warehouse,
     fresh_warehouse,
     land,
+    record_results,
 )
 
 SOAK_TABLES = ("t00", "t01", "t02")
@@ -152,11 +153,7 @@ def main() -> int:
     }
     soak["last10_over_early"] = round(soak["last10_s"] / soak["early_s"], 2)
     soak["max_live_files"] = max(table["live_files"] for table in soak["storage"].values())
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / "latest.json"
-    results = json.loads(path.read_text()) if path.exists() else {}
-    results["soak"] = soak
-    path.write_text(json.dumps(results, indent=2) + "\n")
+    record_results("soak", soak)
     chart(soak, RESULTS_DIR / "soak.png")
     summary = {key: value for key, value in soak.items() if key not in ("run_s", "storage")}
     print(json.dumps(summary, indent=2))
