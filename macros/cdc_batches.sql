@@ -75,11 +75,12 @@
 
 {#
     The formats of the messages landed in the commits after one landing version up to another (this batch's
-    commits), or none when that is not known cheaply (no batch before this one).
+    commits), or none when there are no such commits or that is not known cheaply: no batch before this one,
+    or a landing table whose versions went back (replaced: the models stop, cdc_landed_rows).
 #}
 {% macro cdc_formats_landed_between(landing, after_version, up_to_version) %}
     {%- if after_version is none or up_to_version <= after_version -%}
-        {{- return(none if after_version is none else []) -}}
+        {{- return(none) -}}
     {%- endif -%}
     {%- set landed = run_query(
         "select distinct source_format from table_changes('" ~ landing ~ "', " ~ (after_version + 1) ~ ', '
