@@ -64,6 +64,10 @@ def kafka_broker(root: Path, sasl_users: Mapping[str, str]) -> Iterator[Broker]:
                 "transaction.state.log.replication.factor=1",
                 "transaction.state.log.min.isr=1",
                 "group.initial.rebalance.delay.ms=0",
+                # Records keep their producers' timestamps, which tests write by hand and in the past: time
+                # retention (7 days by default) would delete them while a suite runs, and an ingest would then
+                # fail on the lost offsets (Spark's failOnDataLoss).
+                "log.retention.ms=-1",
             ]
         )
         + "\n"
