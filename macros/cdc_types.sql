@@ -206,3 +206,27 @@
 {% macro cdc_quoted_identifier(text) -%}
     `{{ text | string | replace("`", "``") }}`
 {%- endmacro %}
+
+
+{#
+    on-run-start: a run whose models read cdc_type_mappings without building it (a scheduled run: the table is
+    built from the seeds alone, by `make seeds`) stops at once with one line when the table is missing, as it
+    is after `dbt seed` alone, instead of failing its first model on a missing table.
+#}
+{% macro cdc_require_type_mappings() %}
+    {%- set mappings_id = 'model.' ~ project_name ~ '.cdc_type_mappings' -%}
+    {%- if not execute or flags.WHICH not in ('run', 'build') or mappings_id in selected_resources -%}
+        {{- return('') -}}
+    {%- endif -%}
+    {%- for unique_id in selected_resources
+        if unique_id in graph.nodes and mappings_id in graph.nodes[unique_id].depends_on.nodes -%}
+        {%- set mappings = graph.nodes[mappings_id] -%}
+        {%- if adapter.get_relation(database=none, schema=mappings.schema, identifier=mappings.alias) is none -%}
+            {{- exceptions.raise_compiler_error(
+                mappings.schema ~ '.' ~ mappings.alias ~ ' is missing (it is built from the seeds): run `make seeds`'
+                ~ ' (or `dbt seed`, then `dbt run --select cdc_type_mappings`) before this run'
+            ) -}}
+        {%- endif -%}
+        {{- return('') -}}
+    {%- endfor -%}
+{% endmacro %}

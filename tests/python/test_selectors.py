@@ -5,7 +5,7 @@ import os
 import subprocess
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN
+from conftest import PROJECT_DIR, VENV_BIN, dbt_in_process
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +57,18 @@ def test_the_audit_runs_every_data_test_and_the_seeds_but_no_batch(listed):
     assert of_type(audit, "test") == of_type(listed["all"], "test")
     assert of_type(audit, "seed") == of_type(listed["all"], "seed")
     assert of_type(audit, "model") == {"model.cdc_lakehouse.cdc_type_mappings"}
+
+
+def test_a_scheduled_run_without_the_table_built_from_seeds_stops_in_one_line_naming_make_seeds(
+    spark, tmp_path, monkeypatch
+):
+    """`dbt build --selector scheduled` where cdc_type_mappings was never built, as after `dbt seed` alone
+    (what a dbt user types): the run says so before any model runs."""
+    monkeypatch.setenv("CDC_SCHEMA", "cdc_seeds_only")
+    result = dbt_in_process(spark, tmp_path, "build", "--selector", "scheduled", check=False)
+    assert not result.success and result.result is None, "no node ran"
+    assert (
+        "cdc_seeds_only.cdc_type_mappings is missing (it is built from the seeds): run `make seeds`"
+        " (or `dbt seed`, then `dbt run --select cdc_type_mappings`) before this run"
+    ) in str(result.exception).splitlines()[1]
+    assert not spark.catalog.tableExists("cdc_seeds_only.cdc_batches"), "no batch was opened"
