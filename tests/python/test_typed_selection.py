@@ -1,0 +1,107 @@
+"""cdc-build's second part selects exactly the typed nodes it chose, in few dbt criteria (dbt matches each
+criterion against every node of the project): one selector when every typed table is in the run; otherwise
+`fqn:<history>+` per changed table, less the tests below it that a scheduled run leaves out (the history's
+type check, the audit's tests).
+
+A copy of the project with three scaffolded Canal tables (shop.a, shop.b, shop.c); shop.a's current model has
+one more test, tagged audit, which a scheduled run leaves to the audit. What each selection selects is what
+`dbt ls` lists with it (no Spark).
+"""
+
+import json
+
+import pytest
+from conftest import project_without_typed_tables
+
+from cdc_lakehouse.scheduled_build import (
+    CHANGE_LOG,
+    SCHEDULED,
+    RunLog,
+    TouchedTable,
+    selection_arguments,
+    typed_nodes_to_build,
+)
+
+TABLES = ("a", "b", "c")
+AUDIT_TEST = "{{ config(tags=['audit']) }}\nselect * from {{ ref('shop__a__current') }} where false\n"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.scaffold import SourceTable, scaffold_files
+
+    root = project_without_typed_tables(tmp_path_factory.mktemp("typed_selection") / "project")
+    tables = root / "models" / "tables"
+    tables.mkdir()
+    for name in TABLES:
+        table = SourceTable("shop", name, source_format="canal_json")
+        for file_name, content in scaffold_files(table, f"shop__{name}").items():
+            (tables / file_name).write_text(content)
+    (root / "tests" / "shop__a__audited.sql").write_text(AUDIT_TEST)
+    return DbtProject(project_dir=root, dbt_vars={"cdc_enabled_formats": ["canal_json"]})
+
+
+def chosen(project, *changed_tables: str, first_run: bool = False) -> tuple[set[str], set[str]]:
+    """The typed nodes cdc-build chooses after a batch (2) that touched these tables, every typed model having
+    finished batch 1 (none, on a first run); and every scheduled typed node."""
+    manifest = project.manifest()
+    scheduled = set(project.selected(SCHEDULED))
+    typed = scheduled - set(project.selected(CHANGE_LOG))
+    models = {manifest.nodes[node].name for node in typed if node.startswith("model.")}
+    run_log = RunLog(batch_id=2, landing_version=2, finished={} if first_run else dict.fromkeys(models, 1))
+    touched = [TouchedTable("canal_json", "shop", None, table, 2) for table in changed_tables]
+    return typed_nodes_to_build(manifest, scheduled, run_log, touched), typed
+
+
+def listed(project, arguments: list[str]) -> set[str]:
+    result = project.invoke("ls", *arguments, "--output", "json", "--output-keys", "unique_id", "--log-level", "none")
+    assert result.success, result.exception
+    return {json.loads(line)["unique_id"] for line in result.result}
+
+
+def names(nodes: set[str]) -> set[str]:
+    return {node.split(".")[2] for node in nodes if node.startswith("model.")}
+
+
+def test_a_first_run_selects_every_typed_table_with_one_selector(project):
+    to_build, typed = chosen(project, first_run=True)
+    assert to_build == typed
+    assert names(to_build) == {f"shop__{table}__{kind}" for table in TABLES for kind in ("history", "current")}
+    arguments = selection_arguments(project.manifest(), typed, to_build)
+    assert arguments == ["--selector", "scheduled_typed_tables"]
+    assert listed(project, arguments) == to_build
+
+
+def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(project):
+    to_build, typed = chosen(project, "b")
+    assert names(to_build) == {"shop__b__history", "shop__b__current"}
+    arguments = selection_arguments(project.manifest(), typed, to_build)
+    assert arguments == [
+        "--select",
+        "fqn:cdc_lakehouse.tables.shop__b__history+",
+        "--exclude",
+        "fqn:cdc_lakehouse.tables.shop__b__history_holds_its_source_types",
+        "--indirect-selection",
+        "empty",
+    ]
+    assert listed(project, arguments) == to_build
+
+
+def test_two_changed_tables_leave_out_the_audits_test_too(project):
+    to_build, typed = chosen(project, "a", "c")
+    assert names(to_build) == {f"shop__{table}__{kind}" for table in "ac" for kind in ("history", "current")}
+    assert "test.cdc_lakehouse.shop__a__audited" not in to_build
+    arguments = selection_arguments(project.manifest(), typed, to_build)
+    assert arguments == [
+        "--select",
+        "fqn:cdc_lakehouse.tables.shop__a__history+",
+        "fqn:cdc_lakehouse.tables.shop__c__history+",
+        "--exclude",
+        "fqn:cdc_lakehouse.shop__a__audited",
+        "fqn:cdc_lakehouse.tables.shop__a__history_holds_its_source_types",
+        "fqn:cdc_lakehouse.tables.shop__c__history_holds_its_source_types",
+        "--indirect-selection",
+        "empty",
+    ]
+    assert listed(project, arguments) == to_build
