@@ -10,9 +10,12 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
   typed table of the 20 changed;
 - `one_table_all_typed`: the same change, built as `dbt build --selector scheduled` builds it, every typed
   table in the run (what a scheduled run did before cdc-build).
-Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png.
+Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png. With `--tables N
+--output PATH` (make bench-many-tables), N source tables and their typed tables instead of 20, the changed
+table the sixth (or the last), and the figures written to PATH without the run of every typed table.
 """
 
+import argparse
 import json
 import os
 import statistics
@@ -24,8 +27,6 @@ PROJECT_DIR = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT_DIR))
 
 from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results  # noqa: E402
-
-CHANGED_TABLE = "t05"
 
 
 def timed(action) -> tuple[float, object]:
@@ -52,19 +53,24 @@ def chart(changed: dict, path: Path) -> None:
     figure.savefig(path, dpi=100)
 
 
-def main() -> int:
-    events = int(os.environ.get("CHANGED_EVENTS", "20000"))
-    small = int(os.environ.get("CHANGED_SMALL", "100"))
-    seed = int(os.environ.get("BENCH_SEED", "7"))
+def bench_tables(count: int) -> tuple[str, ...]:
+    """`count` Huawei DRS JSON source tables: t00 to t19 for the default 20, t000 to t399 for 400."""
+    width = max(2, len(str(count - 1)))
+    return tuple(f"t{number:0{width}d}" for number in range(count))
+
+
+def measure(table_count: int, events: int, small: int, seed: int, every_typed_table: bool) -> dict:
     fresh_warehouse()
-    from bench.generate import DRS_AVRO_SCHEMA, TABLES
+    from bench.generate import DRS_AVRO_SCHEMA
     from cdc_lakehouse.dbt_project import DbtProject
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
     from cdc_lakehouse.scheduled_build import scheduled_build
     from cdc_lakehouse.session import open_session, profile_spark_settings
 
     os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
-    tables = [SourceTable(database="bench", table=name, source_format="huawei_drs_json") for name in TABLES]
+    names = bench_tables(table_count)
+    changed_table = names[min(5, table_count - 1)]
+    tables = [SourceTable(database="bench", table=name, source_format="huawei_drs_json") for name in names]
     write_files(plan_files(tables, [model_base_name(table) for table in tables], {}, BENCH_PROJECT_DIR))
     spark = open_session(profile_spark_settings())
     project = DbtProject(project_dir=BENCH_PROJECT_DIR)
@@ -77,30 +83,52 @@ def main() -> int:
             raise SystemExit(f"bench-changed: failed: {', '.join(outcome.failures)}")
         return outcome
 
-    land(spark, events, seed, first_seq=0)
+    land(spark, events, seed, first_seq=0, tables=names)
     first_s, first = timed(build)
     idle_s = statistics.median(timed(build)[0] for _ in range(3))
-    land(spark, small, seed + 1, first_seq=events, tables=(CHANGED_TABLE,))
+    land(spark, small, seed + 1, first_seq=events, tables=(changed_table,))
     one_table_s, one_table = timed(build)
-    land(spark, small, seed + 2, first_seq=events + small, tables=(CHANGED_TABLE,))
-    all_typed_s, all_typed = timed(lambda: project.invoke("build", "--selector", "scheduled"))
-    if not all_typed.success:
-        raise SystemExit(f"bench-changed: dbt build --selector scheduled failed: {all_typed.exception}")
     changed = {
         "events": events,
         "small_events": small,
+        "source_tables": table_count,
         "typed_tables": first.typed_tables,
         "parse_s": parse_s,
         "first_s": first_s,
+        "first_typed_built": first.typed_tables_built,
         "idle_s": idle_s,
         "one_table_s": one_table_s,
         "one_table_typed_built": one_table.typed_tables_built,
         "one_table_change_log_s": round(one_table.change_log_seconds, 2),
         "one_table_typed_s": round(one_table.typed_seconds, 2),
-        "one_table_all_typed_s": all_typed_s,
-        "one_table_all_typed_nodes": len(all_typed.result.results),
-        "one_table_over_all_typed": round(one_table_s / all_typed_s, 2),
     }
+    if every_typed_table:
+        land(spark, small, seed + 2, first_seq=events + small, tables=(changed_table,))
+        all_typed_s, all_typed = timed(lambda: project.invoke("build", "--selector", "scheduled"))
+        if not all_typed.success:
+            raise SystemExit(f"bench-changed: dbt build --selector scheduled failed: {all_typed.exception}")
+        changed |= {
+            "one_table_all_typed_s": all_typed_s,
+            "one_table_all_typed_nodes": len(all_typed.result.results),
+            "one_table_over_all_typed": round(one_table_s / all_typed_s, 2),
+        }
+    return changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=20, help="source tables with a typed table (default 20)")
+    parser.add_argument(
+        "--output", type=Path, help="write the figures here, without the run of every typed table (bench-many-tables)"
+    )
+    arguments = parser.parse_args(argv)
+    events = int(os.environ.get("CHANGED_EVENTS", "20000"))
+    small = int(os.environ.get("CHANGED_SMALL", "100"))
+    seed = int(os.environ.get("BENCH_SEED", "7"))
+    changed = measure(arguments.tables, events, small, seed, every_typed_table=arguments.output is None)
+    if arguments.output:
+        arguments.output.write_text(json.dumps(changed, indent=2))
+        return 0
     record_results("changed", changed)
     chart(changed, RESULTS_DIR / "changed.png")
     print(json.dumps(changed, indent=2))

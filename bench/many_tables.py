@@ -10,14 +10,20 @@ each, in one process as cdc-run keeps it:
   once per parse);
 - `decide_s`: cdc-build's choice of the typed tables to build for a batch that touched one source table,
   every typed table having finished the batch before (the run log as the runner reads it, made here), with
-  the number of nodes chosen: one table's two models and their tests, whatever the number of tables.
-No warehouse is read: the data part of such a run is the same with 2 or 400 typed tables (make
-bench-changed measures a run). Results under `many_tables` in bench/results/latest.json; chart
+  the number of nodes chosen: one table's two models and their tests, whatever the number of tables;
+- `dbt_select_one_s` and `dbt_select_every_s`: dbt's own selection of those nodes, and of every typed node
+  (a first run), with the arguments cdc-build gives it (`dbt ls` of them).
+Then the whole runs, each in a process of its own on a fresh warehouse (bench/changed.py --tables 2 and 400,
+CHANGED_EVENTS events of every format over those tables; the 400 tables' first run builds 400 typed tables,
+most of an hour on 2 cores): the first run, a run with nothing new, and `one_table_s`, a run after
+CHANGED_SMALL events of one table, as `runs.2_tables` and `runs.400_tables`, with their ratio
+`runs.one_table_400_over_2`. Results under `many_tables` in bench/results/latest.json; chart
 bench/results/many_tables.png.
 """
 
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,6 +52,7 @@ def measure(tables: int) -> dict:
         SCHEDULED,
         RunLog,
         TouchedTable,
+        selection_arguments,
         typed_nodes_to_build,
         typed_roots,
     )
@@ -70,6 +77,16 @@ def measure(tables: int) -> dict:
     )
     touched = [TouchedTable("huawei_drs_json", "bench", None, CHANGED_TABLE, 6)]
     decide_s, chosen = timed(lambda: typed_nodes_to_build(manifest, scheduled, run_log, touched))
+    typed = scheduled - set(project.selected(CHANGE_LOG))
+    listing = ("--output", "json", "--output-keys", "unique_id", "--log-level", "none")
+
+    def dbt_selection(nodes: set[str]) -> int:
+        result = project.invoke("ls", *selection_arguments(manifest, typed, nodes), *listing)
+        assert result.success and len(result.result) == len(nodes), result.exception
+        return len(nodes)
+
+    dbt_select_one_s, _ = timed(lambda: dbt_selection(chosen))
+    dbt_select_every_s, _ = timed(lambda: dbt_selection(typed))
     return {
         "typed_tables": len(roots),
         "nodes": len(manifest.nodes),
@@ -77,9 +94,25 @@ def measure(tables: int) -> dict:
         "reparse_s": reparse_s,
         "select_s": select_s,
         "decide_s": decide_s,
+        "dbt_select_one_s": dbt_select_one_s,
+        "dbt_select_every_s": dbt_select_every_s,
         "nodes_chosen": len(chosen),
         "models_chosen": sorted(manifest.nodes[node].name for node in chosen if node.startswith("model.")),
     }
+
+
+def whole_runs() -> dict:
+    """bench/changed.py's runs with 2 and with 400 source tables, each in a process of its own (a Derby
+    metastore is one per process)."""
+    runs = {}
+    for count in TABLE_COUNTS:
+        output = WORK_DIR / f"runs_{count}_tables.json"
+        command = [sys.executable, str(PROJECT_DIR / "bench" / "changed.py"), "--tables", str(count), "--output"]
+        subprocess.run([*command, str(output)], check=True)
+        runs[f"{count}_tables"] = json.loads(output.read_text())
+    many, few = (runs[f"{count}_tables"]["one_table_s"] for count in (TABLE_COUNTS[-1], TABLE_COUNTS[0]))
+    runs["one_table_400_over_2"] = round(many / few, 2)
+    return runs
 
 
 def chart(figures: dict, path: Path) -> None:
@@ -89,9 +122,10 @@ def chart(figures: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     labels = ["parse", "selectors", "choice of typed tables"]
-    figure, axis = plt.subplots(figsize=(8, 4))
+    figure, (axis, runs_axis) = plt.subplots(1, 2, figsize=(11, 4), width_ratios=(3, 2))
     width = 0.35
-    for offset, measured in enumerate(figures.values()):
+    parse_figures = {key: value for key, value in figures.items() if key != "runs"}
+    for offset, measured in enumerate(parse_figures.values()):
         values = [measured[key] for key in ("parse_s", "select_s", "decide_s")]
         positions = [index + (offset - 0.5) * width for index in range(len(labels))]
         axis.bar(positions, values, width, label=f"{measured['typed_tables']} typed tables")
@@ -100,6 +134,14 @@ def chart(figures: dict, path: Path) -> None:
     axis.set_xticks(range(len(labels)), labels)
     axis.set_ylabel("seconds, once per parse (parse, selectors) or per run")
     axis.legend()
+    runs = [figures["runs"][f"{count}_tables"] for count in TABLE_COUNTS]
+    run_labels = [f"{run['source_tables']} source tables" for run in runs]
+    values = [run["one_table_s"] for run in runs]
+    runs_axis.bar(run_labels, values)
+    for index, value in enumerate(values):
+        runs_axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+    runs_axis.set_ylabel("scheduled run, s (wall, runner up)")
+    runs_axis.set_title("a run after 100 events of one table")
     figure.tight_layout()
     figure.savefig(path, dpi=100)
 
@@ -107,6 +149,7 @@ def chart(figures: dict, path: Path) -> None:
 def main() -> int:
     shutil.rmtree(WORK_DIR, ignore_errors=True)
     figures = {f"{count}_tables": measure(count) for count in TABLE_COUNTS}
+    figures["runs"] = whole_runs()
     record_results("many_tables", figures)
     chart(figures, RESULTS_DIR / "many_tables.png")
     print(json.dumps(figures, indent=2))
