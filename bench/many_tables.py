@@ -78,12 +78,11 @@ def measure(tables: int) -> dict:
     touched = [TouchedTable("huawei_drs_json", "bench", None, CHANGED_TABLE, 6)]
     decide_s, chosen = timed(lambda: typed_nodes_to_build(manifest, scheduled, run_log, touched))
     typed = scheduled - set(project.selected(CHANGE_LOG))
-    listing = ("--output", "json", "--output-keys", "unique_id", "--log-level", "none")
 
     def dbt_selection(nodes: set[str]) -> int:
-        result = project.invoke("ls", *selection_arguments(manifest, typed, nodes), *listing)
-        assert result.success and len(result.result) == len(nodes), result.exception
-        return len(nodes)
+        listed = project.listed(*selection_arguments(manifest, typed, nodes))
+        assert set(listed) == nodes, "cdc-build's arguments select what it chose"
+        return len(listed)
 
     dbt_select_one_s, _ = timed(lambda: dbt_selection(chosen))
     dbt_select_every_s, _ = timed(lambda: dbt_selection(typed))

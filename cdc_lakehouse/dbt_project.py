@@ -59,12 +59,16 @@ class DbtProject:
     def selected(self, selector: str) -> list[str]:
         """The unique ids a YAML selector selects, as dbt resolves it (once per parse)."""
         if selector not in self._selections:
-            listing = ("--output", "json", "--output-keys", "unique_id", "--log-level", "none")
-            result = self.invoke("ls", "--selector", selector, *listing)
-            if not result.success:
-                raise DbtCommandError(f"dbt ls --selector {selector} failed: {result.exception}")
-            self._selections[selector] = [json.loads(line)["unique_id"] for line in result.result]
+            self._selections[selector] = self.listed("--selector", selector)
         return self._selections[selector]
+
+    def listed(self, *selection: str) -> list[str]:
+        """The unique ids dbt selects with these arguments (`dbt ls`)."""
+        listing = ("--output", "json", "--output-keys", "unique_id", "--log-level", "none")
+        result = self.invoke("ls", *selection, *listing)
+        if not result.success:
+            raise DbtCommandError(f"dbt ls {' '.join(selection)} failed: {result.exception}")
+        return [json.loads(line)["unique_id"] for line in result.result]
 
     def _common_arguments(self, dbt_vars: dict | None = None) -> list[str]:
         arguments = ["--project-dir", str(self.project_dir)]

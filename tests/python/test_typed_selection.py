@@ -8,8 +8,6 @@ one more test, tagged audit, which a scheduled run leaves to the audit. What eac
 `dbt ls` lists with it (no Spark).
 """
 
-import json
-
 import pytest
 from conftest import project_without_typed_tables
 
@@ -54,12 +52,6 @@ def chosen(project, *changed_tables: str, first_run: bool = False) -> tuple[set[
     return typed_nodes_to_build(manifest, scheduled, run_log, touched), typed
 
 
-def listed(project, arguments: list[str]) -> set[str]:
-    result = project.invoke("ls", *arguments, "--output", "json", "--output-keys", "unique_id", "--log-level", "none")
-    assert result.success, result.exception
-    return {json.loads(line)["unique_id"] for line in result.result}
-
-
 def names(nodes: set[str]) -> set[str]:
     return {node.split(".")[2] for node in nodes if node.startswith("model.")}
 
@@ -70,7 +62,7 @@ def test_a_first_run_selects_every_typed_table_with_one_selector(project):
     assert names(to_build) == {f"shop__{table}__{kind}" for table in TABLES for kind in ("history", "current")}
     arguments = selection_arguments(project.manifest(), typed, to_build)
     assert arguments == ["--selector", "scheduled_typed_tables"]
-    assert listed(project, arguments) == to_build
+    assert set(project.listed(*arguments)) == to_build
 
 
 def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(project):
@@ -85,7 +77,7 @@ def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(
         "--indirect-selection",
         "empty",
     ]
-    assert listed(project, arguments) == to_build
+    assert set(project.listed(*arguments)) == to_build
 
 
 def test_two_changed_tables_leave_out_the_audits_test_too(project):
@@ -104,4 +96,4 @@ def test_two_changed_tables_leave_out_the_audits_test_too(project):
         "--indirect-selection",
         "empty",
     ]
-    assert listed(project, arguments) == to_build
+    assert set(project.listed(*arguments)) == to_build
