@@ -37,7 +37,7 @@ help:
 	@echo "make bench-soak   200 scheduled runs of 1,000 events each, maintenance on its schedule: run cost, files, bytes"
 	@echo "make bench-changed one process, 20 typed tables: a run with nothing new, a run where 1 of the 20 changed"
 	@echo "make bench-latency a producer at 1,000 and 5,000 events/s into a real broker, the runner's loop: produce to visible"
-	@echo "make bench-many-tables parse, selectors and cdc-build's choice with 2 and with 400 typed tables"
+	@echo "make bench-many-tables parse, selectors, cdc-build's choice and whole runs with 2 and with 400 typed tables (about an hour)"
 
 $(BIN)/dbt: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
