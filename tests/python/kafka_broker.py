@@ -24,7 +24,7 @@ class Broker:
     sasl_plaintext: str
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -40,7 +40,7 @@ def kafka_broker(root: Path, sasl_users: Mapping[str, str]) -> Iterator[Broker]:
     """Start the broker, yield its addresses, and stop it at the end whatever happened."""
     if not any(BROKER_LIB.glob("kafka_2.13-*.jar")):
         raise FileNotFoundError(f"no broker jars in {BROKER_LIB}: run `make kafka-broker`")
-    plain, sasl, controller = _free_port(), _free_port(), _free_port()
+    plain, sasl, controller = free_port(), free_port(), free_port()
     users = " ".join(f'user_{name}="{password}"' for name, password in sasl_users.items())
     properties = root / "server.properties"
     properties.write_text(
@@ -73,9 +73,19 @@ def kafka_broker(root: Path, sasl_users: Mapping[str, str]) -> Iterator[Broker]:
         + "\n"
     )
     classpath = f"{BROKER_LIB}/*"
+    # A random id may start with "-": given as --cluster-id=…, it cannot be read as an option.
     cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     subprocess.run(
-        ["java", "-cp", classpath, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)],
+        [
+            "java",
+            "-cp",
+            classpath,
+            "kafka.tools.StorageTool",
+            "format",
+            f"--cluster-id={cluster_id}",
+            "-c",
+            str(properties),
+        ],
         check=True,
         capture_output=True,
     )
