@@ -26,7 +26,7 @@ help:
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
-	@echo "make test-orchestration  installs the airflow and dagster extras, runs the hourly DAG and the Dagster assets"
+	@echo "make test-orchestration  installs the airflow and dagster extras; their scheduler and daemon run the scheduled run, audit, maintenance"
 	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
 	@echo "make executor-env the packed Python environment cluster executors run the UDFs with"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
@@ -107,8 +107,8 @@ run: setup land build
 test: lint test-python
 
 lint: setup
-	$(BIN)/ruff check python_udfs cdc_lakehouse tests/python sample_data bench dbt_cdc_udfs.py
-	$(BIN)/ruff format --check python_udfs cdc_lakehouse tests/python sample_data bench dbt_cdc_udfs.py
+	$(BIN)/ruff check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
+	$(BIN)/ruff format --check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
 	CDC_WAREHOUSE=$(CURDIR)/target/lint-warehouse $(BIN)/sqlfluff lint models macros tests
 
@@ -123,7 +123,8 @@ test-slow: setup
 test-cluster: setup executor-env
 	$(BIN)/pytest -q -m cluster
 
-# Airflow (dags test) and Dagster (asset materialize) running cdc-ingest and the project, with their extras.
+# Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
+# against a real Kafka broker, with their extras.
 test-orchestration: setup kafka-broker
 	$(BIN)/pip install -q -e '.[dev,airflow,dagster]' --config-settings editable_mode=compat
 	$(BIN)/pytest -q -m orchestration --durations=10

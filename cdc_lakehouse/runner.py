@@ -3,6 +3,9 @@ loop: ingest what the Kafka topics hold (cdc-ingest's availableNow catch-up), th
 the change log, then the typed tables whose source tables changed), one line per run, until SIGTERM or
 Ctrl-C, which end it after the run under way. A run that fails leaves its batch to the next run (each model
 catches up on what it did not finish); the loop goes on.
+
+`cdc-run --once` is one such run, then exit: an orchestrator's task (orchestration/), one Spark driver and one
+batch per scheduled run, `--report` saying what dbt ran for the orchestrator to show per model.
 """
 
 import argparse
@@ -15,7 +18,13 @@ import time
 from cdc_lakehouse.command_line import OneLineParser
 from cdc_lakehouse.ingest import IngestJob, Progress, add_ingest_arguments, ingest_job, partition_lags, without_secrets
 from cdc_lakehouse.ingest_config import IngestConfigError
-from cdc_lakehouse.scheduled_build import BuildArgumentError, parse_vars, scheduled_build
+from cdc_lakehouse.scheduled_build import (
+    BuildArgumentError,
+    add_report_argument,
+    parse_vars,
+    scheduled_build,
+    write_report,
+)
 
 DEFAULT_EVERY_SECONDS = 60.0
 
@@ -31,7 +40,13 @@ def _parser() -> argparse.ArgumentParser:
         help=f"start a run at most this often; a longer run is followed at once by the next (default: "
         f"{DEFAULT_EVERY_SECONDS:g})",
     )
+    parser.add_argument(
+        "--once",
+        action="store_true",
+        help="one run, then exit (1 if it failed): what an orchestrator's task runs, one driver and one batch",
+    )
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
+    add_report_argument(parser)
     return parser
 
 
@@ -69,22 +84,30 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         started = time.monotonic()
         runs += 1
         line = f"cdc-run: run {runs}:"
+        report: dict = {"landed": 0, "left_in_kafka": None, "ingest_error": None}
         try:
-            landed, left = ingest_once(job, spark, stop)
-            line += f" {landed} messages landed, {left} left in Kafka;"
+            report["landed"], report["left_in_kafka"] = ingest_once(job, spark, stop)
+            line += f" {report['landed']} messages landed, {report['left_in_kafka']} left in Kafka;"
         except IngestConfigError as exc:
             print(f"cdc-run: error: {exc}", file=sys.stderr)
             return 2
         except Exception as exc:  # the stream stopped (a StreamingQueryException): build what landed
-            line += f" ingest failed: {without_secrets(exc, job.client_settings)};"
+            report["ingest_error"] = without_secrets(exc, job.client_settings)
+            line += f" ingest failed: {report['ingest_error']};"
         try:
             outcome = scheduled_build(project, spark)
             line += f" {outcome.summary()}"
-            failed += not outcome.succeeded
+            report.update(outcome.report())
         except Exception as exc:  # dbt could not run (DbtCommandError), or Spark failed reading the run log
-            line += f" build failed: {str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
-            failed += 1
+            error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            line += f" build failed: {error}"
+            report.update(succeeded=False, failures=[error], results=[])
+        failed += not report["succeeded"]
+        if args.report:
+            write_report(args.report, report)
         print(f"{line}; {time.monotonic() - started:.1f} s", flush=True)
+        if args.once:
+            return 1 if failed or report["ingest_error"] else 0
         stop.wait(max(0.0, args.every - (time.monotonic() - started)))
     print(f"cdc-run: stopped after {runs} runs, {failed} failed", flush=True)
     return 0

@@ -14,10 +14,12 @@ The seeds load first when they changed (cdc_lakehouse.seeds).
 """
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import yaml
 
@@ -65,6 +67,8 @@ class BuildOutcome:
     change_log_done_at: float | None = None
     typed_done_at: float | None = None
     failures: list[str] = field(default_factory=list)
+    # Every node either dbt command ran, in dbt's run_results.json shape (node_results).
+    results: list[dict] = field(default_factory=list)
 
     @property
     def succeeded(self) -> bool:
@@ -80,6 +84,37 @@ class BuildOutcome:
         typed = f"{self.typed_tables_built} of {self.typed_tables} typed tables in {self.typed_seconds:.1f} s"
         failed = f"; failed: {', '.join(self.failures)}" if self.failures else ""
         return f"batch {self.batch_id}: {change_log}; {typed}{failed}"
+
+    def report(self) -> dict:
+        """What an orchestrator shows of the run: dbt's run_results.json fields for both commands, and the batch."""
+        return {
+            "batch_id": self.batch_id,
+            "succeeded": self.succeeded,
+            "failures": self.failures,
+            "results": self.results,
+        }
+
+
+def node_results(result) -> list[dict]:
+    """The nodes one dbt command ran, with the run_results.json fields an orchestrator reads: a run has two
+    commands, and dbt's run_results.json keeps only the last."""
+    return [
+        {
+            "unique_id": r.node.unique_id,
+            "status": str(r.status),
+            "execution_time": r.execution_time,
+            "message": r.message,
+            "relation_name": getattr(r.node, "relation_name", None),
+        }
+        for r in getattr(result.result, "results", None) or []
+    ]
+
+
+def write_report(path: str, report: dict) -> None:
+    """The report, written whole or not at all: a reader never sees half a file."""
+    partial = Path(f"{path}.partial")
+    partial.write_text(json.dumps(report, indent=1))
+    partial.replace(path)
 
 
 def read_run_log(spark, schema: str) -> RunLog:
@@ -240,6 +275,7 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
         outcome.change_log_done_at = time.time()
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
         outcome.failures += failures(result) if not result.success else []
+        outcome.results += node_results(result)
         run_log = read_run_log(spark, schema)
     outcome.batch_id = run_log.batch_id
 
@@ -258,6 +294,7 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
         outcome.typed_seconds = time.monotonic() - started
         outcome.typed_done_at = time.time()
         outcome.failures += failures(result) if not result.success else []
+        outcome.results += node_results(result)
     return outcome
 
 
@@ -269,7 +306,17 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cdc-build", description=__doc__.split("\n\n")[0], error_class=BuildArgumentError)
     parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
+    add_report_argument(parser)
     return parser
+
+
+def add_report_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="write the run as JSON: its batch and every node dbt ran (the fields of run_results.json), for an "
+        "orchestrator to show per model",
+    )
 
 
 def parse_vars(text: str | None) -> dict:
@@ -299,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
     except DbtCommandError as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
         return 1
+    if args.report:
+        write_report(args.report, outcome.report())
     print(f"cdc-build: {outcome.summary()}", flush=True)
     return 0 if outcome.succeeded else 1
 

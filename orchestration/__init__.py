@@ -1,2 +1,3 @@
-"""Scheduling the project: an Airflow DAG with astronomer-cosmos and Dagster assets with dagster-dbt (README,
-"Scheduling"). Optional extras: `pip install -e .[airflow]`, `.[dagster]`."""
+"""Scheduling the project: Airflow DAGs and Dagster assets that run the project's own commands, one process
+and one batch per scheduled run (README, "Scheduling"). Optional extras: `pip install -e .[airflow]`,
+`.[dagster]`."""

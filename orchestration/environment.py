@@ -1,5 +1,5 @@
 """What the orchestrators share with `make`: the project, its dbt profile, and the variables the Makefile
-exports, as absolute paths (Cosmos runs dbt in a temporary copy of the project, so nothing may be relative)."""
+exports, as absolute paths (a task's working directory is the scheduler's choice, so nothing may be relative)."""
 
 import os
 import sys
@@ -24,5 +24,9 @@ def project_environment() -> dict[str, str]:
 
 
 def use_project_environment() -> None:
-    """Set them in this process, for dbt run in process and for the commands it starts."""
+    """Set them in this process, for dbt run in process and for the commands it starts, with the project's
+    commands (dbt, cdc-*) first on the PATH."""
     os.environ.update(project_environment())
+    paths = os.environ.get("PATH", "").split(os.pathsep)
+    if str(VENV_BIN) not in paths:
+        os.environ["PATH"] = os.pathsep.join([str(VENV_BIN), *paths])

@@ -1,112 +1,114 @@
-"""Airflow 3 + astronomer-cosmos: the hourly pipeline and the daily audit (README, "Scheduling").
+"""Airflow 3: the scheduled run, the daily audit and maintenance, and an example of a downstream DAG
+(README, "Scheduling").
 
-Point Airflow's dags_folder at this folder. The DAGs use the profile and variables `make run` uses
+Point Airflow's dags_folder at this folder and create the pool once: `airflow pools set cdc_warehouse 1
+"everything that opens the warehouse"`. The DAGs use the profile and variables `make run` uses
 (orchestration/environment.py): the embedded warehouse by default, a cluster with CDC_TARGET=cluster.
 
-- cdc_lakehouse_hourly: cdc-ingest (one catch-up of the Kafka topics of ingest.yml), the seeds when they
-  changed, then the models of the `scheduled` selector as a Cosmos task group: one task per model, each a
-  `dbt build` of the model and its tests, so the tests read the batch that very run wrote.
+- cdc_lakehouse_hourly: one task, `cdc-run --once`: ingest (one catch-up of the Kafka topics of ingest.yml),
+  then the scheduled run of cdc-build (the seeds when they changed, the change log, the typed tables whose
+  source tables changed), in one process: one Spark driver and one batch per run. What dbt ran comes back
+  in its report: the task's log lists every node, and each model built is an asset event (alias
+  cdc_lakehouse_models, asset `<schema>.<table>`), landing one more (asset landing.cdc_raw).
 - cdc_lakehouse_audit: daily, `dbt build --selector audit` (seeds, every test over whole tables), then
   cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating it"), whatever the audit found.
+- cdc_lakehouse_downstream_example: runs when the hourly run built the typed table CDC_AIRFLOW_EXAMPLE_TABLE
+  (an asset schedule), and logs the batches it brought.
 
-One dbt command runs at a time (max_active_tasks=1, max_active_runs=1): each run opens the next batch of the
-run log, and the embedded Derby metastore admits one Spark driver at a time.
+Every task that opens the warehouse takes the one slot of the pool cdc_warehouse: a run, the audit and the
+maintenance never overlap (the embedded Derby metastore admits one Spark driver, and the run log one run
+per schema), whichever DAG starts them.
 """
 
+import logging
 import os
 from datetime import datetime, timedelta
 
-from airflow.providers.standard.operators.bash import BashOperator
-from airflow.providers.standard.operators.python import PythonOperator
-from airflow.sdk import DAG
-from cosmos import DbtTaskGroup, ExecutionConfig, ProfileConfig, ProjectConfig, RenderConfig
-from cosmos.constants import ExecutionMode, InvocationMode, LoadMode, TestBehavior, TestIndirectSelection
-from cosmos.operators.local import DbtBuildLocalOperator
+from airflow.sdk import DAG, Asset, AssetAlias, task
 
-from cdc_lakehouse.maintenance import main as cdc_maintain
-from cdc_lakehouse.seeds import load_seeds_if_changed, run_dbt
-from orchestration.environment import (
-    PROFILE_NAME,
-    PROFILES_DIR,
-    PROJECT_DIR,
-    VENV_BIN,
-    project_environment,
-    use_project_environment,
+from orchestration.project_commands import (
+    models_built,
+    result_lines,
+    run_audit,
+    run_project_command,
+    run_reporting,
 )
 
-use_project_environment()
-# Cosmos runs dbt in a temporary copy of the project and reads the artifacts from that copy's target/:
-# a target or log path set for other dbt commands would send them elsewhere.
-for variable in ("DBT_TARGET_PATH", "DBT_LOG_PATH"):
-    os.environ.pop(variable, None)
-ENVIRONMENT = project_environment()
-PROJECT = ProjectConfig(dbt_project_path=PROJECT_DIR, env_vars=ENVIRONMENT)
-PROFILE = ProfileConfig(
-    profile_name=PROFILE_NAME,
-    target_name=os.environ.get("CDC_TARGET", "local"),
-    profiles_yml_filepath=PROFILES_DIR / "profiles.yml",
-)
-EXECUTION = ExecutionConfig(
-    execution_mode=ExecutionMode.LOCAL,
-    # dbt in the task's process: within one worker process the Spark session is started once.
-    invocation_mode=InvocationMode.DBT_RUNNER,
-    # A test over two models (relationships) runs with the later of them.
-    test_indirect_selection=TestIndirectSelection.BUILDABLE,
-    dbt_executable_path=VENV_BIN / "dbt",
-)
-ONE_AT_A_TIME = {"max_active_runs": 1, "max_active_tasks": 1, "catchup": False}
+POOL = "cdc_warehouse"
+LANDING = Asset("landing.cdc_raw")
+MODELS = AssetAlias("cdc_lakehouse_models")
 START = datetime(2026, 1, 1)
+ONE_RUN_AT_A_TIME = {"start_date": START, "catchup": False, "max_active_runs": 1}
+log = logging.getLogger(__name__)
 
 
-def load_seeds() -> None:
-    load_seeds_if_changed(run_dbt, ENVIRONMENT)
+def table_asset(relation_name: str) -> Asset:
+    return Asset(relation_name.replace("`", ""))
 
 
-def maintain_tables() -> None:
-    """cdc-maintain in the task's process, as dbt runs: one Spark driver per process."""
-    if cdc_maintain(argv=[]) != 0:
-        raise RuntimeError("cdc-maintain failed: see its output above")
+def log_results(report: dict) -> None:
+    for line in result_lines(report):
+        log.info(line)
 
 
 with DAG(
     "cdc_lakehouse_hourly",
-    schedule="@hourly",
-    start_date=START,
-    default_args={"retries": 1, "retry_delay": timedelta(minutes=2)},
-    **ONE_AT_A_TIME,
+    schedule=os.environ.get("CDC_AIRFLOW_HOURLY_SCHEDULE", "@hourly"),
+    default_args={"pool": POOL, "retries": 1, "retry_delay": timedelta(minutes=2)},
+    **ONE_RUN_AT_A_TIME,
 ):
-    ingest = BashOperator(
-        task_id="cdc_ingest",
-        bash_command=f"{VENV_BIN / 'cdc-ingest'}",
-        env=ENVIRONMENT,
-        append_env=True,
-        cwd=str(PROJECT_DIR),
-    )
-    seeds = PythonOperator(task_id="seeds_when_changed", python_callable=load_seeds)
-    models = DbtTaskGroup(
-        group_id="dbt",
-        project_config=PROJECT,
-        profile_config=PROFILE,
-        execution_config=EXECUTION,
-        render_config=RenderConfig(load_method=LoadMode.DBT_LS, selector="scheduled", test_behavior=TestBehavior.BUILD),
-        operator_args={"install_deps": False},
-    )
-    ingest >> seeds >> models
 
-with DAG("cdc_lakehouse_audit", schedule="@daily", start_date=START, **ONE_AT_A_TIME):
-    audit = DbtBuildLocalOperator(
-        task_id="audit",
-        project_dir=PROJECT_DIR,
-        profile_config=PROFILE,
-        selector="audit",
-        install_deps=False,
-        invocation_mode=InvocationMode.DBT_RUNNER,
-        env=ENVIRONMENT,
-    )
-    maintain = PythonOperator(
-        task_id="cdc_maintain",
-        python_callable=maintain_tables,
-        # A failed audit test reports on the data; the tables still need their maintenance.
-        trigger_rule="all_done",
-    )
-    audit >> maintain
+    @task(outlets=[LANDING, MODELS])
+    def cdc_run(*, outlet_events) -> None:
+        """Ingest, then the scheduled run; asset events for landing and for every model it built."""
+        report, failure = run_reporting(["cdc-run", "--once"], log.info)
+        log_results(report)
+        if failure:
+            # A failed task emits no asset events: downstream DAGs wait for a run that succeeds.
+            raise RuntimeError(str(failure))
+        outlet_events[LANDING].extra = {"landed": report["landed"]}
+        for model in models_built(report):
+            outlet_events[MODELS].add(
+                table_asset(model["relation_name"]),
+                extra={"batch_id": report["batch_id"], "seconds": model["execution_time"]},
+            )
+
+    cdc_run()
+
+with DAG(
+    "cdc_lakehouse_audit",
+    schedule=os.environ.get("CDC_AIRFLOW_AUDIT_SCHEDULE", "@daily"),
+    default_args={"pool": POOL},
+    **ONE_RUN_AT_A_TIME,
+):
+
+    @task
+    def audit() -> None:
+        """Every data test over whole tables; the task fails when one of them fails."""
+        results, failure = run_audit(log.info)
+        log_results(results)
+        if failure:
+            raise RuntimeError(str(failure))
+
+    # A failed audit test reports on the data; the tables still need their maintenance.
+    @task(trigger_rule="all_done")
+    def cdc_maintain() -> None:
+        """Landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table."""
+        run_project_command(["cdc-maintain"], log.info)
+
+    audit() >> cdc_maintain()
+
+with DAG(
+    "cdc_lakehouse_downstream_example",
+    schedule=[table_asset(os.environ.get("CDC_AIRFLOW_EXAMPLE_TABLE", "cdc.shop__orders__current"))],
+    **ONE_RUN_AT_A_TIME,
+):
+    # A task that reads the table opens the warehouse: on the embedded metastore it takes the pool too.
+    @task
+    def new_batches(*, triggering_asset_events) -> list[int]:
+        """The batches that changed the table since this DAG last ran."""
+        batches = sorted({event.extra["batch_id"] for events in triggering_asset_events.values() for event in events})
+        log.info("new batches: %s", batches)
+        return batches
+
+    new_batches()

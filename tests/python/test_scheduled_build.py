@@ -170,6 +170,12 @@ def test_only_the_typed_tables_of_changed_source_tables_are_in_the_run(runs):
     finished = runs["second_finished"]
     assert typed_models("shop__b") | {"cdc_history", "cdc_batch_tables"} <= finished
     assert not finished & typed_models("shop__a", "shop__c")
+    # The report (--report) holds the nodes of both dbt commands: the change log's and the typed part's.
+    report = second.report()
+    built = {r["unique_id"].split(".")[-1] for r in report["results"] if r["unique_id"].startswith("model.")}
+    assert typed_models("shop__b") | {"cdc_history", "cdc_batch_tables"} <= built
+    assert not built & typed_models("shop__a", "shop__c")
+    assert (report["batch_id"], report["succeeded"]) == (second.batch_id, True)
     assert runs["current_after_second"] == {
         "shop__a": [(1, "a1", "c")],
         "shop__b": [(2, "b2x", "u")],
