@@ -1,3 +1,4 @@
+{# upstream: dbt-spark 1.11.0 dbt/include/spark/macros/materializations/incremental/strategies.sql spark__get_merge_sql 98f8b457ac11 #}
 {#
     dbt-spark's merge (spark__get_merge_sql of dbt-spark 1.11.0, materializations/incremental/strategies.sql),
     with two changes. The columns are named one by one, each quoted (cdc_quoted_identifier), where dbt-spark

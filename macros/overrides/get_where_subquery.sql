@@ -1,3 +1,4 @@
+{# upstream: dbt-adapters 1.24.5 dbt/include/global_project/macros/materializations/tests/where_subquery.sql default__get_where_subquery e0e1dcabd25c #}
 {#
     The rows a data test reads (README, "Scheduled runs and the audit"). Every test of the project is
     configured `where: __this_batch__` (dbt_project.yml): it reads, of an incremental model, the rows

@@ -1,3 +1,4 @@
+{# upstream: dbt-spark 1.11.0 dbt/include/spark/macros/materializations/incremental/incremental.sql incremental 8adfd0017127 #}
 {#
     dbt-spark's incremental materialization, except that a model with nothing to read in this batch
     (cdc_nothing_to_read: no landing commit of its formats and no upstream row since the batch it finished) runs its hooks
