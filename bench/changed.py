@@ -23,10 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+from cdc_lakehouse import PROJECT_DIR
+
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results  # noqa: E402
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results
 
 
 def timed(action) -> tuple[float, object]:

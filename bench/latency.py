@@ -23,13 +23,14 @@ import threading
 import time
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+from cdc_lakehouse import PROJECT_DIR
+
 sys.path.insert(0, str(PROJECT_DIR))
 sys.path.insert(0, str(PROJECT_DIR / "tests" / "python"))
 
-from kafka_broker import kafka_broker  # noqa: E402
+from kafka_broker import kafka_broker
 
-from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, WORK_DIR, fresh_warehouse, record_results  # noqa: E402
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, WORK_DIR, fresh_warehouse, record_results
 
 RATES = (1000, 5000)
 TABLE_COUNTS = (20, 400)

@@ -28,10 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+from cdc_lakehouse import PROJECT_DIR
+
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import RESULTS_DIR, copy_project_with_typed_table, record_results  # noqa: E402
+from bench.run import RESULTS_DIR, copy_project_with_typed_table, record_results
 
 WORK_DIR = PROJECT_DIR / "bench" / "work-many-tables"
 TABLE_COUNTS = (2, 400)

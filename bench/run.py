@@ -27,7 +27,8 @@ import sys
 import time
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+from cdc_lakehouse import PROJECT_DIR
+
 WORK_DIR = PROJECT_DIR / "bench" / "work"
 RESULTS_DIR = PROJECT_DIR / "bench" / "results"
 COMPILED_STAGING = WORK_DIR / "target" / "compiled" / "cdc_lakehouse" / "models" / "staging"

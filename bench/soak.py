@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 from statistics import mean
 
-PROJECT_DIR = Path(__file__).resolve().parents[1]
+from cdc_lakehouse import PROJECT_DIR
+
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import (  # noqa: E402
+from bench.run import (
     BENCH_PROJECT_DIR,
     RESULTS_DIR,
     Warehouse,

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from cdc_lakehouse.session import PROJECT_DIR
+from cdc_lakehouse import PROJECT_DIR
 
 # What dbt parses: a change to any file under these makes the next command parse again.
 PARSED_PATHS = ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests", "profiles")

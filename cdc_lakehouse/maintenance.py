@@ -10,8 +10,8 @@ import argparse
 import json
 import sys
 
+from cdc_lakehouse import PROJECT_DIR
 from cdc_lakehouse.command_line import OneLineParser, non_negative
-from cdc_lakehouse.session import PROJECT_DIR
 
 # Delta's own default retention of removed files (delta.deletedFileRetentionDuration): a week of time travel.
 DEFAULT_RETAIN_HOURS = 168

@@ -25,10 +25,10 @@ from pathlib import Path
 import yaml
 from anyascii import anyascii
 
+from cdc_lakehouse import PROJECT_DIR
 from cdc_lakehouse.command_line import OneLineParser
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 MODELS_SUBDIR = Path("models") / "tables"
 # The columns of cdc_history a typed table keeps beside the typed columns, as the macro
 # cdc_typed_table_metadata_columns lists them (a source column of one of these names gets a suffix).

@@ -12,7 +12,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from cdc_lakehouse import PROJECT_DIR
+
 SEED_INPUTS = ("seeds", "models/types/cdc_type_mappings.sql")
 
 

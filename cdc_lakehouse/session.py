@@ -11,10 +11,10 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from cdc_lakehouse import PROJECT_DIR
 from cdc_lakehouse.landing_table import ensure_landing_table
 from python_udfs.spark_udfs import register_udfs
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
 PROFILE_NAME = "cdc_lakehouse"
 
 _prepared: "weakref.WeakSet[SparkSession]" = weakref.WeakSet()

@@ -5,7 +5,8 @@ import os
 import sys
 from pathlib import Path
 
-PROJECT_DIR = Path(__file__).resolve().parent.parent
+from cdc_lakehouse import PROJECT_DIR
+
 PROFILES_DIR = PROJECT_DIR / "profiles"
 PROFILE_NAME = "cdc_lakehouse"
 VENV_BIN = Path(sys.executable).parent

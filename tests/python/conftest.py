@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-PROJECT_DIR = Path(__file__).resolve().parents[2]
+from cdc_lakehouse import PROJECT_DIR
+
 VENV_BIN = Path(sys.executable).parent
 VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 
