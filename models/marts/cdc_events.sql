@@ -1,6 +1,5 @@
 {{
     config(
-        materialized='incremental',
         incremental_strategy='append',
         on_schema_change='fail'
     )

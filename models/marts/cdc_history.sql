@@ -1,6 +1,5 @@
 {{
     config(
-        materialized='incremental',
         incremental_strategy='merge',
         unique_key='scd_id',
         on_schema_change='fail',
