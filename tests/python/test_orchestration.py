@@ -13,11 +13,12 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -144,7 +145,7 @@ class AirflowApi:
             method=method,
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=30) as response:
+        with urllib.request.urlopen(request, timeout=120) as response:
             return json.loads(response.read())
 
     def unpause(self, dag_id: str) -> None:
@@ -190,7 +191,9 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "2",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}",
+            # Four processes write one SQLite file: a writer waits up to a minute for another's lock (the
+            # default 5 s failed an API call under load), in WAL mode so that readers never wait.
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}?timeout=60",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
             "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
             "AIRFLOW__API_AUTH__JWT_SECRET": "a secret the test's processes share",
@@ -199,6 +202,8 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark
     )
     airflow = str(VENV_BIN / "airflow")
     assert_succeeded(run(env, airflow, "db", "migrate"))
+    with closing(sqlite3.connect(home / "airflow.db")) as database:
+        database.execute("pragma journal_mode=wal")
     assert_succeeded(run(env, airflow, "pools", "set", "cdc_warehouse", "1", "everything that opens the warehouse"))
     assert_succeeded(run(env, airflow, "dags", "reserialize"))
     api = AirflowApi(f"http://127.0.0.1:{port}")
@@ -213,7 +218,9 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark
         # A cron DAG without catchup runs its latest interval as soon as it is unpaused.
         api.unpause("cdc_lakehouse_hourly")
         hourly_run = wait_for("the hourly run", lambda: api.dag_runs("cdc_lakehouse_hourly"))[0]
-        wait_for("the hourly task to run", lambda: api.task_instances(hourly_run)[0]["state"] == "running")
+        wait_for(
+            "the hourly task to run", lambda: [t for t in api.task_instances(hourly_run) if t["state"] == "running"]
+        )
         # The audit starts while the hourly task holds the pool's one slot: it waits for it.
         api.unpause("cdc_lakehouse_audit")
         hourly_run, audit_run = api.finished_run("cdc_lakehouse_hourly"), api.finished_run("cdc_lakehouse_audit")
