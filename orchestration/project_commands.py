@@ -41,24 +41,25 @@ def run_reporting(arguments: list[str], log: Callable[[str], None]) -> tuple[dic
     A failed run still reports the nodes that ran, for the orchestrator to show which failed."""
     with tempfile.TemporaryDirectory(prefix="cdc-report-") as folder:
         report = Path(folder) / "report.json"
-        try:
-            run_project_command([*arguments, "--report", str(report)], log)
-            failure = None
-        except ProjectCommandFailed as exc:
-            failure = exc
-        return (json.loads(report.read_text()) if report.exists() else {"results": []}), failure
+        return run_and_read([*arguments, "--report", str(report)], report, log)
 
 
 def run_audit(log: Callable[[str], None]) -> tuple[dict, ProjectCommandFailed | None]:
     """`dbt build --selector audit` (make audit): dbt's run_results.json, and the failure if a test failed."""
-    target = Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_DIR / "target")
-    (target / "run_results.json").unlink(missing_ok=True)
+    results = Path(os.environ.get("DBT_TARGET_PATH") or PROJECT_DIR / "target") / "run_results.json"
+    results.unlink(missing_ok=True)
+    return run_and_read(["dbt", "build", "--selector", "audit"], results, log)
+
+
+def run_and_read(
+    arguments: list[str], results: Path, log: Callable[[str], None]
+) -> tuple[dict, ProjectCommandFailed | None]:
+    """Run the command, then read the results file it wrote (none: no node ran), whether or not it failed."""
     try:
-        run_project_command(["dbt", "build", "--selector", "audit"], log)
+        run_project_command(arguments, log)
         failure = None
     except ProjectCommandFailed as exc:
         failure = exc
-    results = target / "run_results.json"
     return (json.loads(results.read_text()) if results.exists() else {"results": []}), failure
 
 
