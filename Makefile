@@ -16,7 +16,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
+.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -24,6 +24,7 @@ help:
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
+	@echo "make test-unit    the dbt unit tests alone: vendor rules (Canal, DTS regrouping, Alibaba halves and pairing, history) on hand-written rows"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras; their scheduler and daemon run the scheduled run, audit, maintenance"
@@ -111,6 +112,12 @@ lint: setup
 	$(BIN)/ruff format --check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
 	CDC_WAREHOUSE=$(CURDIR)/target/lint-warehouse $(BIN)/sqlfluff lint models macros tests
+
+# The dbt unit tests (models/**/_*__unit_tests.yml): the vendor rules on hand-written rows, in a warehouse of
+# their own with nothing in it (no seeds, nothing landed), in under a minute. make test runs them too: its
+# shared build is a whole `dbt build`, which runs every unit test before the model it tests.
+test-unit: setup
+	CDC_WAREHOUSE=$(CURDIR)/target/unit-warehouse $(BIN)/dbt test --select test_type:unit
 
 test-python: setup
 	$(BIN)/pytest -q --durations=15

@@ -196,7 +196,9 @@ version_rows as (
     select
         version_cells.chain_id,
         version_cells.version_number,
-        map_from_entries(collect_list(struct(version_cells.column_name, version_cells.cell.value))) as row
+        -- Columns in name order: a version's row reads the same whichever plan collected its cells.
+        map_from_entries(array_sort(collect_list(struct(version_cells.column_name, version_cells.cell.value))))
+            as row
     from version_cells
     where version_cells.cell is not null
     group by version_cells.chain_id, version_cells.version_number
