@@ -6,16 +6,23 @@
 #}
 
 
-{# The formats this deployment reads: var cdc_enabled_formats (a list of registered names), by default all. #}
+{#
+    The formats this deployment reads: var cdc_enabled_formats (a list of registered names), else the
+    environment's CDC_ENABLED_FORMATS (names separated by commas: one project deployed per environment), by
+    default all.
+#}
 {% macro cdc_enabled_formats() -%}
     {%- set registered = var('cdc_formats') | list -%}
     {%- set enabled = var('cdc_enabled_formats', none) -%}
+    {%- if enabled is none and env_var('CDC_ENABLED_FORMATS', '') | trim -%}
+        {%- set enabled = env_var('CDC_ENABLED_FORMATS').split(',') | map('trim') | reject('equalto', '') | list -%}
+    {%- endif -%}
     {%- if enabled is none -%}
         {{ return(registered) }}
     {%- endif -%}
     {%- for source_format in enabled if source_format not in registered -%}
         {{ exceptions.raise_compiler_error(
-            'cdc_enabled_formats names ' ~ source_format ~ ', which the registry cdc_formats does not list: '
+            'cdc_enabled_formats (or CDC_ENABLED_FORMATS) names ' ~ source_format ~ ', which the registry cdc_formats does not list: '
             ~ registered | join(', ')
         ) }}
     {%- endfor -%}

@@ -62,6 +62,8 @@ def orchestrated_warehouse(root: Path, broker: Broker) -> tuple[Warehouse, dict[
         **warehouse.env,
         "CDC_INGEST_CONFIG": str(config),
         "CDC_KAFKA_BOOTSTRAP_SERVERS": broker.plaintext,
+        # A deployment reading DRS JSON alone enables just that format: its runs build that format's models.
+        "CDC_ENABLED_FORMATS": "huawei_drs_json",
     }
 
 

@@ -72,3 +72,26 @@ def test_a_scheduled_run_without_the_table_built_from_seeds_stops_in_one_line_na
         " (or `dbt seed`, then `dbt run --select cdc_type_mappings`) before this run"
     ) in str(result.exception).splitlines()[1]
     assert not spark.catalog.tableExists("cdc_seeds_only.cdc_batches"), "no batch was opened"
+
+
+def test_the_environment_names_the_enabled_formats_when_the_var_does_not(tmp_path):
+    # A full parse of its own (another target folder): the models of formats not listed leave the DAG.
+    env = {
+        **os.environ,
+        "CDC_ENABLED_FORMATS": " canal_json, huawei_drs_json ",
+        "DBT_TARGET_PATH": str(tmp_path / "target"),
+        "DBT_LOG_PATH": str(tmp_path / "logs"),
+    }
+    result = subprocess.run(
+        [str(VENV_BIN / "dbt"), "ls", "--quiet", "--resource-type", "model", "--output", "name"],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    staged = {name for name in result.stdout.split() if name.startswith(("stg_", "int_")) and "__events" in name}
+    assert staged == {"int_canal_json__events", "int_huawei_drs__events"}
+    assert "stg_canal_json__messages" in result.stdout.split()
+    assert "stg_tencent_dts_protobuf__envelopes" not in result.stdout.split()

@@ -212,9 +212,9 @@ def test_scaffold_bad_arguments_are_one_line_and_exit_2(argv, capsys, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def scaffold_project(tmp_path_factory, built_warehouse) -> Path:
+def scaffold_project(tmp_path_factory) -> Path:
     """A copy of the project without typed table models, for cdc-scaffold to write into; it builds against
-    the shared warehouse, where vendor_examples/huawei_drs_json/own_schema_evolution.jsonl landed: `evo.items`
+    drs_warehouse, where vendor_examples/huawei_drs_json/own_schema_evolution.jsonl landed: `evo.items`
     gains a column `color` by DDL between two inserts, and `evo.shapes` has a type no seed maps."""
     return project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
 
@@ -231,13 +231,13 @@ def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
 
 # Four cdc-scaffold and dbt runs: in make test-slow, which keeps make test under its 12 minutes.
 @pytest.mark.slow
-def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse, scaffold_project):
+def test_scaffolded_tables_build_with_added_columns_null_before(drs_warehouse, scaffold_project):
     command = [str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project)]
-    dry_run = built_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
+    dry_run = drs_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
     assert_succeeded(dry_run)
     assert "cdc-scaffold: (dry run) models/tables/evo__items__history.sql: new" in dry_run.stdout
     assert not (scaffold_project / "models" / "tables").exists()
-    assert_succeeded(built_warehouse.run(*command, "--source-format", "huawei_drs_json"))
+    assert_succeeded(drs_warehouse.run(*command, "--source-format", "huawei_drs_json"))
     written = sorted(p.name for p in (scaffold_project / "models" / "tables").iterdir())
     assert {
         "_evo__items__models.yml",
@@ -257,9 +257,9 @@ def test_scaffolded_tables_build_with_added_columns_null_before(built_warehouse,
         ("color", "string"),
     ]
     evo_models = ["evo__items__history", "evo__items__current", "evo__shapes__history", "evo__shapes__current"]
-    assert_succeeded(built_warehouse.dbt("build", "--project-dir", str(scaffold_project), "--select", *evo_models))
+    assert_succeeded(drs_warehouse.dbt("build", "--project-dir", str(scaffold_project), "--select", *evo_models))
     (row,) = dbt_show(
-        built_warehouse,
+        drs_warehouse,
         # One query for both tables: each dbt show starts a JVM. Nulls are kept in the JSON.
         "select to_json(sort_array(collect_list(struct(id, typeof(id) as id_type, cast(price as string) as price,"
         " color, is_current))), map('ignoreNullFields', 'false')) as items,"
