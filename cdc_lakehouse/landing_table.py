@@ -1,11 +1,14 @@
 """The landing table: raw messages shaped like Kafka records, declared to dbt as source landing.cdc_raw."""
 
 import operator
+import os
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 
-LANDING_SCHEMA = "landing"
+# The process's environment names it, as it does for dbt (macro cdc_landing_schema): one landing per
+# deployment, read once when the command starts.
+LANDING_SCHEMA = os.environ.get("CDC_LANDING_SCHEMA") or "landing"
 LANDING_TABLE = f"{LANDING_SCHEMA}.cdc_raw"
 LANDING_COLUMNS = (
     ("source_format", "string"),

@@ -55,7 +55,7 @@
         {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
         {{- return('') -}}
     {%- endif -%}
-    {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
+    {%- set landing = cdc_landing_schema() ~ '.cdc_raw' -%}
     {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
     {%- do state.update({
         'invocation_id': invocation_id,

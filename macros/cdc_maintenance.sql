@@ -17,7 +17,7 @@
         {#- Delta refuses a retention under its own default unless told: only one writer runs at a time here. -#}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
     {%- endif -%}
-    {%- set landing = var('landing_schema') ~ '.cdc_raw' -%}
+    {%- set landing = cdc_landing_schema() ~ '.cdc_raw' -%}
     {%- set state = cdc_read_run_log() -%}
     {%- set versions = cdc_landing_finished_versions(state) -%}
     {%- set finished_by_some = versions | reject('none') | list -%}

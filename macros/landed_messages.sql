@@ -66,3 +66,12 @@
         ) }}
     {%- endif -%}
 {% endmacro %}
+
+
+{#
+    The landing table's schema: var landing_schema, else the environment's CDC_LANDING_SCHEMA (what cdc-land,
+    cdc-ingest and the session hook write to: cdc_lakehouse/landing_table.py), else `landing`.
+#}
+{% macro cdc_landing_schema() -%}
+    {{ return(var('landing_schema', env_var('CDC_LANDING_SCHEMA', 'landing'))) }}
+{%- endmacro %}

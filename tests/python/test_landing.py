@@ -1,9 +1,10 @@
 """cdc-land: argument and file errors, offsets, redeliveries, all-or-nothing writes."""
 
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import Warehouse, assert_succeeded
+from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
 from pyspark.sql import Row
 
 from cdc_lakehouse.landing import land, main, read_messages
@@ -114,6 +115,35 @@ def test_cdc_land_command_lands_into_the_embedded_warehouse(tmp_path, text_file)
         "cdc-land: 1 messages landed in landing.cdc_raw (topic orders, partition 0, offsets 1..3; "
         "2 redeliveries skipped)"
     )
+
+
+@pytest.mark.slow
+def test_the_environment_names_the_landing_schema_for_cdc_land_and_dbt_alike(spark, tmp_path, text_file):
+    warehouse = Warehouse(tmp_path / "warehouse")
+    env = {**warehouse.env, "CDC_LANDING_SCHEMA": "landing_elsewhere"}
+    command = [str(VENV_BIN / "cdc-land"), "--format", "kafkariver_json", "--topic", "orders", str(text_file)]
+    landed_elsewhere = subprocess.run(command, cwd=PROJECT_DIR, env=env, capture_output=True, text=True, check=False)
+    assert_succeeded(landed_elsewhere)
+    assert "3 messages landed in landing_elsewhere.cdc_raw" in landed_elsewhere.stdout
+    offsets = spark.read.format("delta").load(warehouse.table_path("landing_elsewhere", "cdc_raw"))
+    assert sorted(row.kafka_offset for row in offsets.collect()) == [0, 1, 2]
+    # dbt reads the same table: its source and the batch machinery's landing name it.
+    compiled = subprocess.run(
+        [
+            str(VENV_BIN / "dbt"),
+            "compile",
+            "--quiet",
+            "--inline",
+            "select * from {{ source('landing', 'cdc_raw') }} where '{{ cdc_landing_schema() }}' is not null",
+        ],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert_succeeded(compiled)
+    assert "from landing_elsewhere.cdc_raw where 'landing_elsewhere' is not null" in compiled.stdout
 
 
 def test_a_landing_table_of_an_earlier_release_gains_the_new_columns_in_place(spark):
