@@ -10,6 +10,8 @@ from pathlib import Path
 
 from conftest import PROJECT_DIR, dbt_in_process
 
+from cdc_lakehouse.formats import format_traits
+
 SCHEMA = "history_test"
 
 # The models every change passes through on its way to the history; cdc_current is their view.
@@ -20,13 +22,19 @@ COMMON_PATH_TABLES = (
     "cdc_history",
     "cdc_redeliveries",
 )
-# The stored models of each format between the landing table and cdc_events.
-FORMAT_PATH_TABLES = {
-    "huawei_drs_json": ("stg_huawei_drs__messages",),
-    "canal_json": ("stg_canal_json__messages",),
-    "tencent_dts_protobuf": ("stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"),
-    "aliyun_streamx_json": ("stg_aliyun_streamx_json__messages", "int_aliyun__update_pairs"),
-}
+
+
+def format_path_tables(source_format: str) -> tuple[str, ...]:
+    """The stored models of a format between the landing table and cdc_events, named by the registry's
+    rules (dbt_project.yml, cdc_formats): its staging model, or the envelopes and entries of a format whose
+    messages wait for their group; then the update pairs of one whose halves wait for their partner."""
+    traits = format_traits(source_format)
+    staging, waits_for = traits["staging"], traits.get("waits_for")
+    if waits_for == "envelope_group":
+        tables = (f"stg_{staging}__envelopes", f"stg_{staging}__entries")
+    else:
+        tables = (f"stg_{staging}__messages",)
+    return (*tables, f"int_{traits['events']}__update_pairs") if waits_for == "update_pair" else tables
 
 
 class DbtProject:
@@ -50,7 +58,7 @@ class DbtProject:
         self.dropped: tuple[str, ...] = ()
 
     def path_tables(self, source_format: str | None = None) -> tuple[str, ...]:
-        return (*FORMAT_PATH_TABLES[source_format or self.source_format], *COMMON_PATH_TABLES)
+        return (*format_path_tables(source_format or self.source_format), *COMMON_PATH_TABLES)
 
     def reset(self, source_format: str = "huawei_drs_json") -> None:
         from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table

@@ -11,7 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import VENV_BIN, project_without_typed_tables
+from conftest import PROJECT_DIR, VENV_BIN, project_without_typed_tables
+from history_project import format_path_tables
+
+from cdc_lakehouse.formats import SOURCE_FORMATS
 
 STAGING = """{{ config(enabled=cdc_models_enabled(staging='toy_json')) }}
 
@@ -126,3 +129,10 @@ def test_the_new_format_leaves_the_dag_when_not_enabled(project, tmp_path):
     names = {node["name"] for node in parsed_manifest(project, tmp_path, ["canal_json"])["nodes"].values()}
     assert "int_canal_json__events" in names
     assert not {"stg_toy_json__messages", "int_toy_json__events"} & names
+
+
+@pytest.mark.parametrize("source_format", SOURCE_FORMATS)
+def test_the_registry_names_each_formats_models(source_format):
+    # The tests find a format's stored models by the registry's naming rules (history_project.py).
+    for name in format_path_tables(source_format):
+        assert list(PROJECT_DIR.glob(f"models/**/{name}.sql")), f"{source_format}: no model {name}"

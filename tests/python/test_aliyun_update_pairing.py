@@ -16,7 +16,7 @@ from datetime import datetime
 
 import pytest
 from conftest import dbt_in_process
-from history_project import COMMON_PATH_TABLES, FORMAT_PATH_TABLES
+from history_project import COMMON_PATH_TABLES, format_path_tables
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +25,7 @@ FORMAT = "aliyun_streamx_json"
 TOPIC = f"{FORMAT}.pairing"
 SEQ = "1700000000000000005"
 # The tables a StreamX message passes through on its way to the history and the reconciliation test.
-PATH_TABLES = (*FORMAT_PATH_TABLES[FORMAT], *COMMON_PATH_TABLES, "cdc_quarantine")
+PATH_TABLES = (*format_path_tables(FORMAT), *COMMON_PATH_TABLES, "cdc_quarantine")
 RECONCILIATION_TEST = "cdc_every_landed_message_is_accounted_for"
 
 
