@@ -3,29 +3,35 @@
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import PROJECT_DIR, VENV_BIN, dbt_in_process
 
 
+def dbt_ls(work: Path, *selection: str, env: dict[str, str] | None = None) -> dict[str, dict]:
+    """`dbt ls` (no Spark) with its own target folder under `work`: {unique_id: node}."""
+    env = {**os.environ, **(env or {}), "DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs")}
+    result = subprocess.run(
+        [str(VENV_BIN / "dbt"), "ls", "--quiet", "--output", "json", *selection],
+        cwd=PROJECT_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    nodes = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    return {node["unique_id"]: node for node in nodes}
+
+
 @pytest.fixture(scope="module")
 def listed(tmp_path_factory) -> dict[str, dict[str, dict]]:
-    """`dbt ls` (no Spark) of each selector and of the whole project: {selection: {unique_id: node}}."""
+    """`dbt ls` of each selector and of the whole project: {selection: {unique_id: node}}."""
     work = tmp_path_factory.mktemp("selectors")
-    env = {**os.environ, "DBT_TARGET_PATH": str(work / "target"), "DBT_LOG_PATH": str(work / "logs")}
 
     def ls(*selection: str) -> dict[str, dict]:
-        result = subprocess.run(
-            [str(VENV_BIN / "dbt"), "ls", "--quiet", "--output", "json", *selection],
-            cwd=PROJECT_DIR,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        nodes = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
-        return {node["unique_id"]: node for node in nodes}
+        return dbt_ls(work, *selection)
 
     return {"all": ls(), "scheduled": ls("--selector", "scheduled"), "audit": ls("--selector", "audit")}
 
@@ -76,22 +82,8 @@ def test_a_scheduled_run_without_the_table_built_from_seeds_stops_in_one_line_na
 
 def test_the_environment_names_the_enabled_formats_when_the_var_does_not(tmp_path):
     # A full parse of its own (another target folder): the models of formats not listed leave the DAG.
-    env = {
-        **os.environ,
-        "CDC_ENABLED_FORMATS": " canal_json, huawei_drs_json ",
-        "DBT_TARGET_PATH": str(tmp_path / "target"),
-        "DBT_LOG_PATH": str(tmp_path / "logs"),
-    }
-    result = subprocess.run(
-        [str(VENV_BIN / "dbt"), "ls", "--quiet", "--resource-type", "model", "--output", "name"],
-        cwd=PROJECT_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    staged = {name for name in result.stdout.split() if name.startswith(("stg_", "int_")) and "__events" in name}
-    assert staged == {"int_canal_json__events", "int_huawei_drs__events"}
-    assert "stg_canal_json__messages" in result.stdout.split()
-    assert "stg_tencent_dts_protobuf__envelopes" not in result.stdout.split()
+    nodes = dbt_ls(tmp_path, "--resource-type", "model", env={"CDC_ENABLED_FORMATS": " canal_json, huawei_drs_json "})
+    names = {node["name"] for node in nodes.values()}
+    assert {name for name in names if name.endswith("__events")} == {"int_canal_json__events", "int_huawei_drs__events"}
+    assert "stg_canal_json__messages" in names
+    assert "stg_tencent_dts_protobuf__envelopes" not in names
