@@ -42,16 +42,18 @@ def open_session(server_side_parameters: Mapping[str, str]) -> SparkSession:
 
 
 def _with_jar_globs_expanded(settings: Mapping[str, str]) -> dict[str, str]:
-    """Spark puts a spark.jars glob on the driver's class path but cannot ship it to executors."""
+    """Spark puts a spark.jars glob on the driver's class path but cannot ship it to executors, and the JVM
+    reads no glob but `dir/*` in a class path."""
     settings = dict(settings)
-    jars: list[str] = []
-    for pattern in filter(None, settings.get("spark.jars", "").split(",")):
-        matches = sorted(glob.glob(pattern.strip())) if glob.has_magic(pattern) else [pattern.strip()]
-        if not matches:
-            raise FileNotFoundError(f"spark.jars: no jar matches {pattern} (run `make jars`)")
-        jars.extend(matches)
-    if jars:
-        settings["spark.jars"] = ",".join(jars)
+    for key, separator in (("spark.jars", ","), ("spark.driver.extraClassPath", os.pathsep)):
+        jars: list[str] = []
+        for pattern in filter(None, settings.get(key, "").split(separator)):
+            matches = sorted(glob.glob(pattern.strip())) if glob.has_magic(pattern) else [pattern.strip()]
+            if not matches:
+                raise FileNotFoundError(f"{key}: no jar matches {pattern} (run `make jars`)")
+            jars.extend(matches)
+        if jars:
+            settings[key] = separator.join(jars)
     return settings
 
 
