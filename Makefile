@@ -10,13 +10,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 SPARK_JARS := jars/lib/.fetched
 KAFKA_BROKER_JARS := jars/kafka-broker/lib/.fetched
+HDFS_JARS := jars/hdfs/lib/.fetched
 EXECUTOR_ENV := target/executor-env.tar.gz
 
 export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
+.PHONY: help setup jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -28,7 +29,7 @@ help:
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras; their scheduler and daemon run the scheduled run, audit, maintenance"
-	@echo "make test-cluster dbt build against a local Spark standalone master and two workers"
+	@echo "make test-cluster dbt build on a shared deployment: a standalone master and two workers, the metastore on PostgreSQL, the warehouse on HDFS; two builds at once"
 	@echo "make executor-env the packed Python environment cluster executors run the UDFs with"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -48,7 +49,7 @@ $(BIN)/dbt: pyproject.toml
 	touch $@
 
 $(SPARK_JARS): jars/pom.xml
-	cd jars && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime -DincludeGroupIds=io.delta,org.apache.spark,org.apache.kafka,org.apache.commons
+	cd jars && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime -DincludeGroupIds=io.delta,org.apache.spark,org.apache.kafka,org.apache.commons,org.postgresql
 	touch $@
 
 setup: $(BIN)/dbt $(SPARK_JARS)
@@ -61,6 +62,13 @@ $(KAFKA_BROKER_JARS): jars/kafka-broker/pom.xml
 	touch $@
 
 kafka-broker: $(KAFKA_BROKER_JARS)
+
+# HDFS (a NameNode and a DataNode in one JVM) for make test-cluster's shared storage only.
+$(HDFS_JARS): jars/hdfs/pom.xml
+	cd jars/hdfs && mvn -q -B dependency:copy-dependencies -DoutputDirectory=lib -DincludeScope=runtime
+	touch $@
+
+hdfs: $(HDFS_JARS)
 
 # What cluster executors run the UDFs with (profile `cluster`, spark.archives): a virtual environment with
 # python_udfs and the packages it imports, at the versions of .venv, packed by venv-pack. Executors unpack it
@@ -127,8 +135,10 @@ test-python: setup
 test-slow: setup
 	$(BIN)/pytest -q -m slow --durations=10
 
-test-cluster: setup executor-env
-	$(BIN)/pytest -q -m cluster
+# The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
+# Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS.
+test-cluster: setup executor-env hdfs
+	$(BIN)/pytest -q -m cluster --durations=10
 
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.
