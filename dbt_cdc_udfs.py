@@ -3,7 +3,8 @@
 dbt imports top-level modules named ``dbt_*`` and initializes the plugins they list. Initializing
 must not start Spark (``dbt parse``, ``ls`` and ``compile`` never open a connection), so the plugin only
 wraps dbt-spark's session cursor: the first statement dbt executes creates the session from the
-profile's server_side_parameters, as dbt-spark would, and prepares it (cdc_lakehouse.session).
+profile's server_side_parameters, as dbt-spark would, and prepares it (cdc_lakehouse.session); the first
+statement of a command that writes takes the schema's lease on a shared metastore (cdc_lakehouse.schema_lease).
 """
 
 from dbt.plugins.manager import dbtPlugin
@@ -19,9 +20,10 @@ class CdcUdfPlugin(dbtPlugin):
         execute = cursor.execute
 
         def execute_in_prepared_session(self, sql, *parameters):
+            from cdc_lakehouse.schema_lease import hold_for_dbt_command
             from cdc_lakehouse.session import open_session
 
-            open_session(self.server_side_parameters)
+            hold_for_dbt_command(open_session(self.server_side_parameters))
             return execute(self, sql, *parameters)
 
         execute_in_prepared_session.prepares_cdc_session = True

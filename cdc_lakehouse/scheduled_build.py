@@ -26,6 +26,7 @@ import yaml
 from cdc_lakehouse.command_line import OneLineParser
 from cdc_lakehouse.dbt_project import DbtCommandError, DbtProject
 from cdc_lakehouse.scaffold import SOURCE_TABLE_META, TYPED_TABLE_TAG
+from cdc_lakehouse.schema_lease import SchemaHeld, schema_lease
 from cdc_lakehouse.seeds import load_seeds_if_changed
 
 SCHEDULED = "scheduled"
@@ -258,10 +259,16 @@ def failures(result) -> list[str]:
 
 
 def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
-    """One scheduled run (the module's doc): the change log, then the typed tables whose source table changed."""
+    """One scheduled run (the module's doc): the change log, then the typed tables whose source table changed,
+    holding the schema's lease from the seeds to the typed tables (README, "Sharing a warehouse")."""
     manifest = project.manifest()
-    load_seeds_if_changed(project.run_checked)
     schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
+    with schema_lease(spark, schema):
+        return _scheduled_build(project, spark, manifest, schema)
+
+
+def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> BuildOutcome:
+    load_seeds_if_changed(project.run_checked, spark, schema)
     landing = next(source for source in manifest.sources.values() if source.name == "cdc_raw")
     scheduled = set(project.selected(SCHEDULED))
     change_log = set(project.selected(CHANGE_LOG))
@@ -343,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = open_session(profile_spark_settings(args.target))
     try:
         outcome = scheduled_build(DbtProject(target=args.target, dbt_vars=dbt_vars), spark)
-    except DbtCommandError as exc:
+    except (DbtCommandError, SchemaHeld) as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
         return 1
     if args.report:

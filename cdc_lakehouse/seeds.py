@@ -1,13 +1,13 @@
 """Seeds load when they change, not on every run (README, "Scheduled runs and the audit").
 
-`make seeds`, `make build` and the Airflow DAG call this before a scheduled run: when the seed files or
-cdc_type_mappings (the one model built from seeds alone) differ from what the warehouse last loaded, it
-runs `dbt seed` and `dbt run --select cdc_type_mappings` in this process (one Spark session), then records
-their fingerprint in the warehouse folder. A new warehouse has no fingerprint: it loads them.
+`make seeds` and cdc-build (so the Airflow DAG and Dagster's schedules) call this before a scheduled run:
+when the seed files or cdc_type_mappings (the one model built from seeds alone) differ from what the
+warehouse last loaded, it runs `dbt seed` and `dbt run --select cdc_type_mappings` in this process (one
+Spark session), then records their fingerprint as a property of the cdc_type_mappings table: in the
+catalog, so every process of a shared deployment sees it. A new warehouse has no such table: it loads them.
 """
 
 import hashlib
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +15,8 @@ from pathlib import Path
 from cdc_lakehouse import PROJECT_DIR
 
 SEED_INPUTS = ("seeds", "models/types/cdc_type_mappings.sql")
+FINGERPRINT_PROPERTY = "cdc.seeds.fingerprint"
+TYPE_MAPPINGS = "cdc_type_mappings"
 
 
 def seeds_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
@@ -27,36 +29,36 @@ def seeds_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
     return digest.hexdigest()
 
 
-def fingerprint_file(environment: dict[str, str]) -> Path:
-    """In the warehouse folder (CDC_WAREHOUSE, as the profile reads it), one per target schema."""
-    warehouse = Path(environment.get("CDC_WAREHOUSE", "warehouse"))
-    return warehouse / f".seeds-loaded-{environment.get('CDC_SCHEMA', 'cdc')}"
+def loaded_fingerprint(spark, table: str) -> str | None:
+    if not spark.catalog.tableExists(table):
+        return None
+    properties = {row.key: row.value for row in spark.sql(f"show tblproperties {table}").collect()}
+    return properties.get(FINGERPRINT_PROPERTY)
 
 
-def load_seeds_if_changed(dbt: Callable[[list[str]], None], environment: dict[str, str] | None = None) -> bool:
-    """Load the seeds through `dbt` (a function running one dbt command) unless loaded as they are; whether it did."""
-    environment = dict(os.environ) if environment is None else environment
-    stamp, fingerprint = fingerprint_file(environment), seeds_fingerprint()
-    if stamp.is_file() and stamp.read_text() == fingerprint:
+def load_seeds_if_changed(dbt: Callable[[list[str]], None], spark, schema: str) -> bool:
+    """Load the seeds through `dbt` (a function running one dbt command) into `schema` unless loaded as they
+    are; whether it did."""
+    table, fingerprint = f"{schema}.{TYPE_MAPPINGS}", seeds_fingerprint()
+    if loaded_fingerprint(spark, table) == fingerprint:
         return False
     dbt(["seed"])
-    dbt(["run", "--select", "cdc_type_mappings"])
-    stamp.parent.mkdir(parents=True, exist_ok=True)
-    stamp.write_text(fingerprint)
+    dbt(["run", "--select", TYPE_MAPPINGS])
+    spark.sql(f"alter table {table} set tblproperties ('{FINGERPRINT_PROPERTY}' = '{fingerprint}')")
     return True
 
 
-def run_dbt(arguments: list[str]) -> None:
-    """One dbt command in this process, on the project, failing loudly."""
-    from dbt.cli.main import dbtRunner
-
-    result = dbtRunner().invoke([*arguments, "--project-dir", str(PROJECT_DIR)])
-    if not result.success:
-        raise RuntimeError(f"dbt {' '.join(arguments)} failed: {result.exception or 'see its output above'}")
-
-
 def main() -> int:
-    loaded = load_seeds_if_changed(run_dbt)
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.schema_lease import schema_lease
+    from cdc_lakehouse.session import open_session, profile_spark_settings
+
+    spark = open_session(profile_spark_settings())
+    project = DbtProject()
+    manifest = project.manifest()
+    schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{TYPE_MAPPINGS}"].schema
+    with schema_lease(spark, schema):
+        loaded = load_seeds_if_changed(project.run_checked, spark, schema)
     print("seeds loaded" if loaded else "seeds unchanged since they were loaded: not reloaded")
     return 0
 

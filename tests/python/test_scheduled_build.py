@@ -96,7 +96,6 @@ def runs(spark, tmp_path_factory) -> dict:
     from cdc_lakehouse.landing_table import LANDING_TABLE
 
     saved = {name: os.environ.get(name) for name in ("CDC_SCHEMA", "CDC_WAREHOUSE")}
-    # The seeds' load stamp is kept in the warehouse folder: this schema's own.
     os.environ.update({"CDC_SCHEMA": SCHEMA, "CDC_WAREHOUSE": str(tmp_path_factory.mktemp("scheduled_warehouse"))})
     try:
         spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
