@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -53,14 +53,19 @@ class Warehouse:
     root: Path
     # The output of the build that built it, for tests of what dbt reported.
     build_output: str = ""
+    # Where the tables are when not under root (an hdfs:// URI); dbt's target and logs stay under root.
+    storage: str | None = None
+    # More environment of its commands (a shared metastore's settings).
+    settings: dict[str, str] = field(default_factory=dict)
 
     @property
     def env(self) -> dict[str, str]:
         return {
             **os.environ,
-            "CDC_WAREHOUSE": str(self.root),
+            "CDC_WAREHOUSE": self.storage or str(self.root),
             "DBT_TARGET_PATH": str(self.root / "dbt_target"),
             "DBT_LOG_PATH": str(self.root / "dbt_logs"),
+            **self.settings,
         }
 
     def run(self, *command: str) -> subprocess.CompletedProcess:
@@ -73,7 +78,7 @@ class Warehouse:
         return self.run(str(VENV_BIN / "dbt"), *arguments)
 
     def table_path(self, schema: str, table: str) -> str:
-        return str(self.root / "tables" / f"{schema}.db" / table)
+        return f"{self.storage or self.root}/tables/{schema}.db/{table}"
 
 
 @pytest.fixture(scope="session")

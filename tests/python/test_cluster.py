@@ -1,45 +1,74 @@
-"""The `cluster` profile against a real Spark standalone master and two workers on 127.0.0.1.
+"""A shared deployment started on 127.0.0.1: the Hive metastore on PostgreSQL, the warehouse on HDFS, and the
+`cluster` profile against a Spark standalone master with two workers; then two scheduled builds started
+together while cdc-land lands more (README, "Sharing a warehouse").
 
-Marked `cluster` (run by `make test-cluster`): starting three more JVMs is too slow for `make test`.
+Marked `cluster` (run by `make test-cluster`): the servers and the JVMs are too slow for `make test`.
 """
 
-import os
+import itertools
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
-from conftest import DRS_AVRO_SCHEMA, Warehouse, assert_succeeded
+from conftest import DRS_AVRO_SCHEMA, VENDOR_EXAMPLES, VENV_BIN, Warehouse, assert_succeeded
+from hdfs_server import hdfs_cluster
+from postgres_server import Postgres, postgres_server
 
 from bench.standalone import standalone_cluster as start_standalone_cluster
+from cdc_lakehouse import PROJECT_DIR
+
+pytestmark = pytest.mark.cluster
+
+# What the concurrent builds read: two formats keep each build to about a minute.
+FORMATS = ("huawei_drs_json", "canal_json")
+# Columns a run stamps with its own batch or clock: the rest must equal one clean run's.
+RUN_STAMPS = ("cdc_batch_id", "ingested_at")
 
 
-@pytest.fixture
-def standalone_cluster(tmp_path):
-    with start_standalone_cluster(tmp_path) as cluster:
-        yield cluster
+@pytest.fixture(scope="module")
+def postgres() -> Postgres:
+    with postgres_server() as server:
+        yield server
 
 
-@pytest.mark.cluster
-def test_dbt_build_runs_on_a_standalone_master_with_two_workers(spark, tmp_path, standalone_cluster):
-    master_url, work_dirs = standalone_cluster
-    warehouse = Warehouse(tmp_path / "warehouse")
-    cluster_env = {
-        "CDC_TARGET": "cluster",
-        "CDC_SPARK_MASTER": master_url,
-        "CDC_EXECUTOR_MEMORY": "1g",
-        # Python workers must run the packed environment's interpreter (spark.archives), not this one.
-        "PYSPARK_PYTHON": "/nonexistent/python",
-    }
-    saved_env = {name: os.environ.get(name) for name in cluster_env}
-    os.environ.update(cluster_env)
-    try:
+@pytest.fixture(scope="module")
+def hdfs(tmp_path_factory) -> str:
+    with hdfs_cluster(tmp_path_factory.mktemp("hdfs")) as uri:
+        yield uri
+
+
+def shared_warehouse(root, postgres: Postgres, hdfs: str, name: str, **settings: str) -> Warehouse:
+    """A warehouse whose metastore is a new PostgreSQL database and whose tables are on HDFS."""
+    postgres.psql("postgres", f"create database {name}")
+    return Warehouse(
+        root,
+        storage=f"{hdfs}/{name}",
+        settings={
+            "CDC_METASTORE_URL": postgres.jdbc_url(name),
+            "CDC_METASTORE_USER": "postgres",
+            "CDC_DRIVER_MEMORY": "1g",
+            **settings,
+        },
+    )
+
+
+def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_storage(spark, tmp_path, postgres, hdfs):
+    with start_standalone_cluster(tmp_path) as (master_url, work_dirs):
+        warehouse = shared_warehouse(
+            tmp_path / "warehouse",
+            postgres,
+            hdfs,
+            "standalone",
+            CDC_TARGET="cluster",
+            CDC_SPARK_MASTER=master_url,
+            CDC_EXECUTOR_MEMORY="1g",
+            # Python workers must run the packed environment's interpreter (spark.archives), not this one.
+            PYSPARK_PYTHON="/nonexistent/python",
+        )
         assert_succeeded(warehouse.run(sys.executable, "sample_data/land_samples.py"))
         build = warehouse.dbt("build")
-    finally:
-        for name, value in saved_env.items():
-            if value is None:
-                os.environ.pop(name)
-            else:
-                os.environ[name] = value
     assert_succeeded(build)
     assert "Completed successfully" in build.stdout
     # Executors of both applications (landing, dbt) ran on both workers, each with the unpacked environment
@@ -51,6 +80,16 @@ def test_dbt_build_runs_on_a_standalone_master_with_two_workers(spark, tmp_path,
             assert (executor_dir / "environment" / "bin" / "python").exists()
             assert list((executor_dir / "environment").glob("lib/python3.11/site-packages/python_udfs/tencent_dts.py"))
             assert (executor_dir / DRS_AVRO_SCHEMA.name).read_bytes() == DRS_AVRO_SCHEMA.read_bytes()
+    # The catalog is in PostgreSQL and every table is on HDFS; nothing was written on the local disk.
+    locations = postgres.psql(
+        "standalone",
+        'select d."NAME" || \'.\' || t."TBL_NAME", s."LOCATION" from "TBLS" t join "DBS" d using ("DB_ID") '
+        'join "SDS" s using ("SD_ID") where t."TBL_TYPE" <> \'VIRTUAL_VIEW\'',
+    ).split()
+    tables = dict(line.split("|") for line in locations)
+    assert {"landing.cdc_raw", "cdc.cdc_events", "cdc.cdc_history", "cdc.cdc_batches"} <= tables.keys()
+    assert all(location.startswith(f"{hdfs}/standalone/tables/") for location in tables.values()), tables
+    assert not list(tmp_path.rglob("*.db")) and not list(tmp_path.rglob("_delta_log"))
     events = spark.read.format("delta").load(warehouse.table_path("cdc", "cdc_events"))
     # Tencent DTS is decoded by Python UDFs: the sample's envelopes, one split in three, become the
     # transactions' rows, GBK text transcoded (tests/python/test_tencent_dts_pipeline.py has them all).
@@ -68,3 +107,53 @@ def test_dbt_build_runs_on_a_standalone_master_with_two_workers(spark, tmp_path,
     quarantine = spark.read.format("delta").load(warehouse.table_path("cdc", "cdc_quarantine"))
     (truncated,) = quarantine.where("topic = 'huawei_drs_avro.shop.orders'").collect()
     assert (truncated.kafka_offset, truncated.reason.endswith("(from_avro could not read it)")) == (8, True)
+
+
+def examples_of(root: Path, source: Path) -> str:
+    """A folder of FORMATS' folders from a folder of every format's (sample_data, the vendor examples)."""
+    root.mkdir()
+    for source_format in FORMATS:
+        (root / source_format).symlink_to(source / source_format)
+    return str(root)
+
+
+def test_two_scheduled_builds_started_together_take_turns_while_more_lands(spark, tmp_path, postgres, hdfs):
+    first = examples_of(tmp_path / "first", PROJECT_DIR / "sample_data")
+    more = examples_of(tmp_path / "more", VENDOR_EXAMPLES)
+    enabled = {"CDC_ENABLED_FORMATS": ",".join(FORMATS)}
+    shared = shared_warehouse(tmp_path / "shared", postgres, hdfs, "two_builds", **enabled)
+    assert_succeeded(shared.run(sys.executable, "sample_data/land_samples.py", first))
+
+    def start(*command: str) -> subprocess.Popen:
+        return subprocess.Popen(
+            command, cwd=PROJECT_DIR, env=shared.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+
+    builds = [start(str(VENV_BIN / "cdc-build")) for _ in range(2)]
+    time.sleep(20)
+    landing = start(sys.executable, "sample_data/land_samples.py", more)
+    outputs = [process.communicate(timeout=900)[0] for process in [*builds, landing]]
+    assert [process.returncode for process in [*builds, landing]] == [0, 0, 0], "\n".join(outputs)
+    # What landed after the second build's batch opened is read by the next run.
+    assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
+
+    batches = spark.read.format("delta").load(shared.table_path("cdc", "cdc_batches")).orderBy("batch_id").collect()
+    assert [batch.batch_id for batch in batches] == list(range(1, len(batches) + 1))
+    finished = spark.read.format("delta").load(shared.table_path("cdc", "cdc_batch_models"))
+    for batch, following in itertools.pairwise(batches):
+        (last_finished,) = finished.where(f"batch_id = {batch.batch_id}").agg({"finished_at": "max"}).first()
+        assert last_finished <= following.opened_at, f"batch {following.batch_id} opened inside {batch.batch_id}"
+    # Three runs held the lease in turn: each taking it from another holder added one to its token.
+    assert postgres.psql("two_builds", "select schema_name, token from cdc_schema_leases").split() == ["cdc|3"]
+
+    clean = Warehouse(tmp_path / "clean", settings=enabled)
+    assert_succeeded(clean.run(sys.executable, "sample_data/land_samples.py", first, more))
+    assert_succeeded(clean.run(str(VENV_BIN / "cdc-build")))
+    # cdc_current is a view over cdc_history.
+    for table in ("cdc_events", "cdc_history", "cdc_quarantine"):
+        assert rows_of(spark, shared.table_path("cdc", table)) == rows_of(spark, clean.table_path("cdc", table)), table
+
+
+def rows_of(spark, path: str) -> list[str]:
+    frame = spark.read.format("delta").load(path)
+    return sorted(frame.drop(*(name for name in RUN_STAMPS if name in frame.columns)).toJSON().collect())
