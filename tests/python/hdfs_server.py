@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kafka_broker import free_port
+from server_process import free_port, stop
 
 HDFS_LIB = Path(__file__).resolve().parents[2] / "jars" / "hdfs" / "lib"
 
@@ -46,10 +46,5 @@ def hdfs_cluster(root: Path) -> Iterator[str]:
             time.sleep(0.2)
         yield f"hdfs://127.0.0.1:{json.loads(details.read_text())['namenode_port']}"
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()

@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from server_process import free_port, stop
+
 BROKER_LIB = Path(__file__).resolve().parents[2] / "jars" / "kafka-broker" / "lib"
 
 
@@ -22,12 +24,6 @@ BROKER_LIB = Path(__file__).resolve().parents[2] / "jars" / "kafka-broker" / "li
 class Broker:
     plaintext: str
     sasl_plaintext: str
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -101,10 +97,5 @@ def kafka_broker(root: Path, sasl_users: Mapping[str, str]) -> Iterator[Broker]:
             time.sleep(0.2)
         yield Broker(plaintext=f"127.0.0.1:{plain}", sasl_plaintext=f"127.0.0.1:{sasl}")
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
         log.close()

@@ -1,7 +1,8 @@
 """A PostgreSQL server on a free port of 127.0.0.1, from the binaries of the `pgserver` wheel (PyPI), with
 its data in a temporary folder: the shared Hive metastore of `make test-cluster` (CDC_METASTORE_URL).
 
-PostgreSQL refuses to run as root: as root (CI), the server runs as a system user made for it.
+PostgreSQL refuses to run as root: as root (CI), the server runs as a system user made for it, from a copy of
+the binaries that user can reach (the project may sit under a folder only root can enter, such as /root).
 """
 
 import os
@@ -15,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pgserver
-from kafka_broker import free_port
+from server_process import free_port
 
-POSTGRES_BIN = Path(pgserver.__file__).resolve().parent / "pginstall" / "bin"
+POSTGRES_INSTALL = Path(pgserver.__file__).resolve().parent / "pginstall"
+POSTGRES_BIN = POSTGRES_INSTALL / "bin"
 SERVER_USER = "cdcpostgres"
 
 
@@ -49,19 +51,31 @@ def _server_user() -> str | None:
     return SERVER_USER
 
 
+def _copy_for_others(root: Path) -> Path:
+    """The binaries, their files and the wheel's bundled libraries (which the binaries find relative to
+    themselves, in site-packages/pgserver.libs) copied under root; the copy's install folder."""
+    site_packages = POSTGRES_INSTALL.parents[1]
+    root.chmod(0o755)
+    for part in ("pgserver/pginstall/bin", "pgserver/pginstall/lib", "pgserver/pginstall/share", "pgserver.libs"):
+        shutil.copytree(site_packages / part, root / part, symlinks=True)
+    return root / POSTGRES_INSTALL.relative_to(site_packages)
+
+
 @contextmanager
 def postgres_server() -> Iterator[Postgres]:
     """Start a new server (trust authentication, user `postgres`), yield it, stop it and delete its data."""
     user = _server_user()
     # Not under pytest's tmp_path: its folders are private to the user running the tests.
     data = Path(tempfile.mkdtemp(prefix="cdc-postgres-"))
+    install = POSTGRES_INSTALL
     if user:
         shutil.chown(data, user, user)
+        install = _copy_for_others(Path(tempfile.mkdtemp(prefix="cdc-postgres-install-")))
     port = free_port()
 
     def pg(program: str, *arguments: str) -> None:
         subprocess.run(
-            [str(POSTGRES_BIN / program), "-D", str(data), *arguments], check=True, user=user, capture_output=True
+            [str(install / "bin" / program), "-D", str(data), *arguments], check=True, user=user, capture_output=True
         )
 
     try:
@@ -82,3 +96,5 @@ def postgres_server() -> Iterator[Postgres]:
             pg("pg_ctl", "-w", "-m", "fast", "stop")
     finally:
         shutil.rmtree(data, ignore_errors=True)
+        if install != POSTGRES_INSTALL:
+            shutil.rmtree(install.parents[1], ignore_errors=True)

@@ -15,6 +15,7 @@ import pytest
 from conftest import DRS_AVRO_SCHEMA, VENDOR_EXAMPLES, VENV_BIN, Warehouse, assert_succeeded
 from hdfs_server import hdfs_cluster
 from postgres_server import Postgres, postgres_server
+from pyspark.sql import functions as F
 
 from bench.standalone import standalone_cluster as start_standalone_cluster
 from cdc_lakehouse import PROJECT_DIR
@@ -156,4 +157,5 @@ def test_two_scheduled_builds_started_together_take_turns_while_more_lands(spark
 
 def rows_of(spark, path: str) -> list[str]:
     frame = spark.read.format("delta").load(path)
-    return sorted(frame.drop(*(name for name in RUN_STAMPS if name in frame.columns)).toJSON().collect())
+    kept = frame.drop(*(name for name in RUN_STAMPS if name in frame.columns))
+    return sorted(row[0] for row in kept.select(F.to_json(F.struct("*"))).collect())

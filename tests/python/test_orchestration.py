@@ -25,7 +25,8 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
-from kafka_broker import Broker, free_port, kafka_broker
+from kafka_broker import Broker, kafka_broker
+from server_process import free_port
 from test_huawei_drs_json import read_table
 from test_kafka_ingest import create_topics, drs, produce
 
