@@ -2,6 +2,7 @@
 
 import operator
 import os
+import sys
 from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
@@ -28,6 +29,7 @@ LANDING_COLUMNS = (
 # Each dbt run reads the landing commits since the last batch through Delta's change data feed
 # (macros/cdc_batches.sql): commit order, whatever the ingested_at of the rows.
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+LANDING_ATTEMPTS = 5
 
 
 def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> str:
@@ -51,6 +53,7 @@ def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> s
 def land_new_messages(messages: DataFrame) -> int:
     """Insert the messages (LANDING_COLUMNS) whose (topic, kafka_partition, kafka_offset) is not landed
     yet, in one Delta MERGE; the number inserted. Redeliveries are skipped: landing messages twice is harmless."""
+    from delta.exceptions import DeltaConcurrentModificationException
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -78,12 +81,17 @@ def land_new_messages(messages: DataFrame) -> int:
             for r in ranges
         ),
     )
-    metrics = (
+    merge = (
         DeltaTable.forName(spark, LANDING_TABLE)
         .alias("landed")
         .merge(messages.select(*(name for name, _ in LANDING_COLUMNS)).alias("new"), same_message & in_ranges)
         .whenNotMatchedInsertAll()
-        .execute()
-        .first()
     )
-    return int(metrics["num_inserted_rows"])
+    # Two landing writers at once (cdc-land beside cdc-ingest, two ingest streams): Delta commits one MERGE
+    # and fails the other when it added files the other read. Landing again skips what the first landed.
+    for _ in range(LANDING_ATTEMPTS - 1):
+        try:
+            return int(merge.execute().first()["num_inserted_rows"])
+        except DeltaConcurrentModificationException as exc:
+            print(f"cdc: {LANDING_TABLE} changed under this MERGE ({type(exc).__name__}): again", file=sys.stderr)
+    return int(merge.execute().first()["num_inserted_rows"])
