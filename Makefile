@@ -136,8 +136,8 @@ test-slow: setup
 	$(BIN)/pytest -q -m slow --durations=10
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
-# Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS.
-test-cluster: setup executor-env hdfs
+# Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
+test-cluster: setup executor-env hdfs kafka-broker
 	$(BIN)/pytest -q -m cluster --durations=10
 
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules

@@ -1,11 +1,13 @@
 """A shared deployment started on 127.0.0.1: the Hive metastore on PostgreSQL, the warehouse on HDFS, and the
 `cluster` profile against a Spark standalone master with two workers; then two scheduled builds started
-together while cdc-land lands more (README, "Sharing a warehouse").
+together while `cdc-ingest --every` lands from a real Kafka broker and cdc-land lands files (README,
+"Sharing a warehouse").
 
 Marked `cluster` (run by `make test-cluster`): the servers and the JVMs are too slow for `make test`.
 """
 
 import itertools
+import signal
 import subprocess
 import sys
 import time
@@ -14,8 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import DRS_AVRO_SCHEMA, VENDOR_EXAMPLES, VENV_BIN, Warehouse, assert_succeeded
 from hdfs_server import hdfs_cluster
+from kafka_broker import Broker, kafka_broker
 from postgres_server import Postgres, postgres_server
 from pyspark.sql import functions as F
+from test_kafka_ingest import Ingest, create_topics, drs_insert, produce
 
 from bench.standalone import standalone_cluster as start_standalone_cluster
 from cdc_lakehouse import PROJECT_DIR
@@ -35,6 +39,12 @@ def postgres() -> Postgres:
 
 
 @pytest.fixture(scope="module")
+def broker(tmp_path_factory) -> Broker:
+    with kafka_broker(tmp_path_factory.mktemp("kafka"), {}) as started:
+        yield started
+
+
+@pytest.fixture(scope="module")
 def hdfs(tmp_path_factory) -> str:
     with hdfs_cluster(tmp_path_factory.mktemp("hdfs")) as uri:
         yield uri
@@ -43,6 +53,7 @@ def hdfs(tmp_path_factory) -> str:
 def shared_warehouse(root, postgres: Postgres, hdfs: str, name: str, **settings: str) -> Warehouse:
     """A warehouse whose metastore is a new PostgreSQL database and whose tables are on HDFS."""
     postgres.psql("postgres", f"create database {name}")
+    root.mkdir(parents=True)
     return Warehouse(
         root,
         storage=f"{hdfs}/{name}",
@@ -65,6 +76,8 @@ def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_stora
             CDC_TARGET="cluster",
             CDC_SPARK_MASTER=master_url,
             CDC_EXECUTOR_MEMORY="1g",
+            # The formats whose decoding runs on the executors (Python UDFs, spark-avro, the schema file).
+            CDC_ENABLED_FORMATS="tencent_dts_protobuf,huawei_drs_avro,huawei_drs_json",
             # Python workers must run the packed environment's interpreter (spark.archives), not this one.
             PYSPARK_PYTHON="/nonexistent/python",
         )
@@ -110,20 +123,34 @@ def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_stora
     assert (truncated.kafka_offset, truncated.reason.endswith("(from_avro could not read it)")) == (8, True)
 
 
-def examples_of(root: Path, source: Path) -> str:
-    """A folder of FORMATS' folders from a folder of every format's (sample_data, the vendor examples)."""
+def examples_of(root: Path, source: Path, formats) -> str:
+    """A folder of these formats' folders from a folder of every format's (sample_data, the vendor examples)."""
     root.mkdir()
-    for source_format in FORMATS:
+    for source_format in formats:
         (root / source_format).symlink_to(source / source_format)
     return str(root)
 
 
-def test_two_scheduled_builds_started_together_take_turns_while_more_lands(spark, tmp_path, postgres, hdfs):
-    first = examples_of(tmp_path / "first", PROJECT_DIR / "sample_data")
-    more = examples_of(tmp_path / "more", VENDOR_EXAMPLES)
+LIVE_TOPIC = "drs.live"
+LIVE_RULES = f"topics: [{{topic: {LIVE_TOPIC}, format: huawei_drs_json}}]\n"
+
+
+def live_orders(first: int, count: int) -> list[tuple]:
+    """DRS JSON inserts of orders first.. over the live topic's two partitions."""
+    return [(LIVE_TOPIC, number % 2, drs_insert(number, str(number))) for number in range(first, first + count)]
+
+
+def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_land_write_landing(
+    spark, tmp_path, postgres, hdfs, broker
+):
+    first = examples_of(tmp_path / "first", PROJECT_DIR / "sample_data", FORMATS)
+    more = examples_of(tmp_path / "more", VENDOR_EXAMPLES, ["canal_json"])
     enabled = {"CDC_ENABLED_FORMATS": ",".join(FORMATS)}
     shared = shared_warehouse(tmp_path / "shared", postgres, hdfs, "two_builds", **enabled)
     assert_succeeded(shared.run(sys.executable, "sample_data/land_samples.py", first))
+    create_topics(broker, {LIVE_TOPIC: 2})
+    produce(broker, live_orders(1, 100))
+    ingest = Ingest(shared, broker, "live", LIVE_RULES).start("--every", "2 seconds")
 
     def start(*command: str) -> subprocess.Popen:
         return subprocess.Popen(
@@ -131,10 +158,15 @@ def test_two_scheduled_builds_started_together_take_turns_while_more_lands(spark
         )
 
     builds = [start(str(VENV_BIN / "cdc-build")) for _ in range(2)]
-    time.sleep(20)
-    landing = start(sys.executable, "sample_data/land_samples.py", more)
-    outputs = [process.communicate(timeout=900)[0] for process in [*builds, landing]]
-    assert [process.returncode for process in [*builds, landing]] == [0, 0, 0], "\n".join(outputs)
+    for chunk in range(10):
+        time.sleep(3)
+        produce(broker, live_orders(101 + chunk * 10, 10))
+    lander = start(sys.executable, "sample_data/land_samples.py", more)
+    outputs = [process.communicate(timeout=900)[0] for process in [*builds, lander]]
+    assert [process.returncode for process in [*builds, lander]] == [0, 0, 0], "\n".join(outputs)
+    ingest.wait_for_landed(200)
+    ingest.process.send_signal(signal.SIGTERM)
+    assert ingest.finish()[0] == 0
     # What landed after the second build's batch opened is read by the next run.
     assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
 
@@ -146,9 +178,33 @@ def test_two_scheduled_builds_started_together_take_turns_while_more_lands(spark
         assert last_finished <= following.opened_at, f"batch {following.batch_id} opened inside {batch.batch_id}"
     # Three runs held the lease in turn: each taking it from another holder added one to its token.
     assert postgres.psql("two_builds", "select schema_name, token from cdc_schema_leases").split() == ["cdc|3"]
+    # A dbt command run by hand takes it too: held elsewhere, it refuses, naming the holder.
+    postgres.psql(
+        "two_builds",
+        "update cdc_schema_leases set holder = 'a run elsewhere', token = token + 1, "
+        "expires_at = now() + interval '10 minutes'",
+    )
+    refused = subprocess.run(
+        [str(VENV_BIN / "dbt"), "seed"],
+        cwd=PROJECT_DIR,
+        env={**shared.env, "CDC_LEASE_WAIT_SECONDS": "0"},
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0
+    assert "schema cdc is held by a run elsewhere until " in refused.stdout, refused.stdout[-3000:]
+    # Every produced message once in landing, and once in the change log: one insert each.
+    produced = [(number % 2, (number - 1) // 2) for number in range(1, 201)]
+    landed = spark.read.format("delta").load(shared.table_path("landing", "cdc_raw")).where(f"topic = '{LIVE_TOPIC}'")
+    assert sorted((row.kafka_partition, row.kafka_offset) for row in landed.collect()) == sorted(produced)
+    events = spark.read.format("delta").load(shared.table_path("cdc", "cdc_events")).where(f"topic = '{LIVE_TOPIC}'")
+    assert sorted((row.kafka_partition, row.kafka_offset, row.op) for row in events.collect()) == sorted(
+        (partition, offset, "c") for partition, offset in produced
+    )
 
     clean = Warehouse(tmp_path / "clean", settings=enabled)
     assert_succeeded(clean.run(sys.executable, "sample_data/land_samples.py", first, more))
+    assert_succeeded(Ingest(clean, broker, "live", LIVE_RULES).run())
     assert_succeeded(clean.run(str(VENV_BIN / "cdc-build")))
     # cdc_current is a view over cdc_history.
     for table in ("cdc_events", "cdc_history", "cdc_quarantine"):
