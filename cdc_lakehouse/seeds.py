@@ -3,11 +3,13 @@
 `make seeds` and cdc-build (so the Airflow DAG and Dagster's schedules) call this before a scheduled run:
 when the seed files or cdc_type_mappings (the one model built from seeds alone) differ from what the
 warehouse last loaded, it runs `dbt seed` and `dbt run --select cdc_type_mappings` in this process (one
-Spark session), then records their fingerprint as a property of the cdc_type_mappings table: in the
-catalog, so every process of a shared deployment sees it. A new warehouse has no such table: it loads them.
+Spark session), then records their fingerprint as a property of the target schema: in the catalog, where
+every process of a shared deployment sees it, and where the audit's rebuild of cdc_type_mappings leaves it.
+A warehouse without that table loads them.
 """
 
 import hashlib
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,22 +31,24 @@ def seeds_fingerprint(project_dir: Path = PROJECT_DIR) -> str:
     return digest.hexdigest()
 
 
-def loaded_fingerprint(spark, table: str) -> str | None:
-    if not spark.catalog.tableExists(table):
+def loaded_fingerprint(spark, schema: str) -> str | None:
+    """The fingerprint of the seeds last loaded into the schema, if their table is there."""
+    if not spark.catalog.tableExists(f"{schema}.{TYPE_MAPPINGS}"):
         return None
-    properties = {row.key: row.value for row in spark.sql(f"show tblproperties {table}").collect()}
-    return properties.get(FINGERPRINT_PROPERTY)
+    described = dict(spark.sql(f"describe schema extended {schema}").collect())
+    found = re.search(rf"\({re.escape(FINGERPRINT_PROPERTY)},(\w+)\)", described.get("Properties", ""))
+    return found.group(1) if found else None
 
 
 def load_seeds_if_changed(dbt: Callable[[list[str]], None], spark, schema: str) -> bool:
     """Load the seeds through `dbt` (a function running one dbt command) into `schema` unless loaded as they
     are; whether it did."""
-    table, fingerprint = f"{schema}.{TYPE_MAPPINGS}", seeds_fingerprint()
-    if loaded_fingerprint(spark, table) == fingerprint:
+    fingerprint = seeds_fingerprint()
+    if loaded_fingerprint(spark, schema) == fingerprint:
         return False
     dbt(["seed"])
     dbt(["run", "--select", TYPE_MAPPINGS])
-    spark.sql(f"alter table {table} set tblproperties ('{FINGERPRINT_PROPERTY}' = '{fingerprint}')")
+    spark.sql(f"alter schema {schema} set dbproperties ('{FINGERPRINT_PROPERTY}' = '{fingerprint}')")
     return True
 
 
