@@ -28,6 +28,8 @@ pytestmark = pytest.mark.cluster
 
 # What the concurrent builds read: two formats keep each build to about a minute.
 FORMATS = ("huawei_drs_json", "canal_json")
+# The server trusts every local login: any password works, and none may show in an output or a file.
+METASTORE_PASSWORD = "metastore-s3cret-password"
 # Columns a run stamps with its own batch or clock: the rest must equal one clean run's.
 RUN_STAMPS = ("cdc_batch_id", "ingested_at")
 
@@ -60,6 +62,7 @@ def shared_warehouse(root, postgres: Postgres, hdfs: str, name: str, **settings:
         settings={
             "CDC_METASTORE_URL": postgres.jdbc_url(name),
             "CDC_METASTORE_USER": "postgres",
+            "CDC_METASTORE_PASSWORD": METASTORE_PASSWORD,
             "CDC_DRIVER_MEMORY": "1g",
             **settings,
         },
@@ -166,7 +169,8 @@ def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_l
     assert [process.returncode for process in [*builds, lander]] == [0, 0, 0], "\n".join(outputs)
     ingest.wait_for_landed(200)
     ingest.process.send_signal(signal.SIGTERM)
-    assert ingest.finish()[0] == 0
+    ingest_code, ingest_output = ingest.finish()
+    assert ingest_code == 0, ingest_output
     # What landed after the second build's batch opened is read by the next run.
     assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
 
@@ -201,6 +205,13 @@ def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_l
     assert sorted((row.kafka_partition, row.kafka_offset, row.op) for row in events.collect()) == sorted(
         (partition, offset, "c") for partition, offset in produced
     )
+
+    written = [path.read_text(errors="replace") for path in shared.root.rglob("*") if path.is_file()]
+    assert not [
+        text
+        for text in [*outputs, ingest_output, refused.stdout, refused.stderr, *written]
+        if METASTORE_PASSWORD in text
+    ]
 
     clean = Warehouse(tmp_path / "clean", settings=enabled)
     assert_succeeded(clean.run(sys.executable, "sample_data/land_samples.py", first, more))
