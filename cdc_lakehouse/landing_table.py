@@ -53,7 +53,7 @@ def ensure_landing_table(spark: SparkSession, schema: str = LANDING_SCHEMA) -> s
 def land_new_messages(messages: DataFrame) -> int:
     """Insert the messages (LANDING_COLUMNS) whose (topic, kafka_partition, kafka_offset) is not landed
     yet, in one Delta MERGE; the number inserted. Redeliveries are skipped: landing messages twice is harmless."""
-    from delta.exceptions import DeltaConcurrentModificationException
+    from delta import exceptions as delta_exceptions
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
 
@@ -89,9 +89,11 @@ def land_new_messages(messages: DataFrame) -> int:
     )
     # Two landing writers at once (cdc-land beside cdc-ingest, two ingest streams): Delta commits one MERGE
     # and fails the other when it added files the other read. Landing again skips what the first landed.
+    # Delta's Python conflict classes (ConcurrentAppendException, …) do not derive from one base: all of them.
+    conflicts = tuple(getattr(delta_exceptions, name) for name in delta_exceptions.__all__)
     for _ in range(LANDING_ATTEMPTS - 1):
         try:
             return int(merge.execute().first()["num_inserted_rows"])
-        except DeltaConcurrentModificationException as exc:
+        except conflicts as exc:
             print(f"cdc: {LANDING_TABLE} changed under this MERGE ({type(exc).__name__}): again", file=sys.stderr)
     return int(merge.execute().first()["num_inserted_rows"])

@@ -1,6 +1,7 @@
 """cdc-land: argument and file errors, offsets, redeliveries, all-or-nothing writes."""
 
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,18 @@ def test_a_landing_table_of_an_earlier_release_gains_the_new_columns_in_place(sp
         (1, [Row(key="trace", value=bytearray(b"\x01"))], "CreateTime"),
     ]
     spark.sql(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_landing_writers_at_once_each_land_again_after_a_conflict_and_every_message_lands_once(spark):
+    topic = "writers-at-once"
+    land(spark, "canal_json", topic, 0, [b"seed"])
+    messages = [bytes([n]) for n in range(40)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(
+            pool.map(
+                lambda first: land(spark, "canal_json", topic, 0, messages[first : first + 20], first_offset=first + 1),
+                [0, 10, 20, 0],
+            )
+        )
+    assert sum(result.landed for result in results) == 40
+    assert landed(spark, topic) == [(0, 0, b"seed"), *((0, n + 1, bytes([n])) for n in range(40))]
