@@ -13,12 +13,11 @@ import json
 import os
 import re
 import signal
-import sqlite3
 import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
@@ -26,6 +25,7 @@ from pathlib import Path
 import pytest
 from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
 from kafka_broker import Broker, kafka_broker
+from postgres_server import postgres_server
 from server_process import free_port
 from test_huawei_drs_json import read_table
 from test_kafka_ingest import create_topics, drs, produce
@@ -184,7 +184,18 @@ def airflow_task_log(home: Path, task: dict) -> str:
     return "\n".join(path.read_text() for path in sorted(folder.glob("attempt=*.log")))
 
 
-def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark, broker, tmp_path):
+@pytest.fixture
+def airflow_metadata_url() -> Iterator[str]:
+    """Airflow's metadata database as deployed, on PostgreSQL: four processes on one SQLite file failed API
+    calls on its lock under load."""
+    with postgres_server() as server:
+        server.psql("postgres", "create database airflow")
+        yield f"postgresql+psycopg2://postgres@127.0.0.1:{server.port}/airflow"
+
+
+def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(
+    spark, broker, airflow_metadata_url, tmp_path
+):
     warehouse, env = orchestrated_warehouse(tmp_path, broker)
     home, port = tmp_path / "airflow", free_port()
     env.update(
@@ -194,9 +205,7 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": "2",
-            # Four processes write one SQLite file: a writer waits up to a minute for another's lock (the
-            # default 5 s failed an API call under load), in WAL mode so that readers never wait.
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home / 'airflow.db'}?timeout=60",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": airflow_metadata_url,
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{port}/execution/",
             "AIRFLOW__API__BASE_URL": f"http://127.0.0.1:{port}",
             "AIRFLOW__API_AUTH__JWT_SECRET": "a secret the test's processes share",
@@ -205,8 +214,6 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(spark
     )
     airflow = str(VENV_BIN / "airflow")
     assert_succeeded(run(env, airflow, "db", "migrate"))
-    with closing(sqlite3.connect(home / "airflow.db")) as database:
-        database.execute("pragma journal_mode=wal")
     assert_succeeded(run(env, airflow, "pools", "set", "cdc_warehouse", "1", "everything that opens the warehouse"))
     assert_succeeded(run(env, airflow, "dags", "reserialize"))
     api = AirflowApi(f"http://127.0.0.1:{port}")
