@@ -7,68 +7,92 @@ Tencent DTS messages are occasionally split over two envelopes; Alibaba Cloud up
 The same (events, seed) always gives the same bytes.
 """
 
-import io
 import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
-from pathlib import Path
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
+from vendor_writers import DELETE, INSERT, UPDATE, Change, Table
+from vendor_writers import aliyun_datahub_tuple as datahub_writer
+from vendor_writers import aliyun_streamx_json as streamx_writer
+from vendor_writers import canal_json as canal_writer
+from vendor_writers import huawei_drs_avro as drs_avro_writer
+from vendor_writers import huawei_drs_json as drs_json_writer
+from vendor_writers import huawei_drs_jsonc as drs_jsonc_writer
+from vendor_writers import huawei_drs_mongo_json as drs_mongo_writer
+from vendor_writers import kafkariver_json as kafkariver_writer
+from vendor_writers import tencent_dts_protobuf as dts_writer
 
 T0_MS = 1_772_438_400_000  # 2026-03-02 08:00:00 UTC
 TABLES = [f"t{number:02d}" for number in range(20)]
 MYSQL_TYPES = {"id": "int(11)", "name": "varchar(64)", "amount": "decimal(12,2)", "updated": "datetime"}
 JDBC_TYPES = {"id": 4, "name": 12, "amount": 3, "updated": 93}
-DRS_AVRO_SCHEMA = Path(__file__).resolve().parents[1] / "sample_data" / "drs_record.avsc"
+STREAMX_TYPES = {"id": "LONG", "amount": "DOUBLE"}
+DATAHUB_TYPES = {"id": "BIGINT"}
+DRS_AVRO_SCHEMA = drs_avro_writer.DRS_RECORD_SCHEMA
 
 
-@dataclass
-class Change:
-    kind: str  # insert, update, partial_update, delete, ddl, heartbeat
-    table: str
+def bench_table(name: str) -> Table:
+    return Table("bench", name, MYSQL_TYPES, JDBC_TYPES)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a stream: a row change, or (change None) a DDL or a heartbeat of a table."""
+
     seq: int
     ts_ms: int
-    before: dict | None = None
-    after: dict | None = None
+    table: Table
+    kind: str  # change, ddl, heartbeat
+    change: Change | None = None
+
+    @property
+    def ddl_sql(self) -> str:
+        return f"ALTER TABLE `{self.table.name}` COMMENT 'seq {self.seq}'"
 
 
 @dataclass
 class ChangeStream:
-    """Valid changes over a few hundred keys per table: updates and deletes only touch existing rows."""
+    """Valid changes over a few hundred keys per table: updates and deletes only touch existing rows;
+    updates are whole or partial (the amount alone)."""
 
     rng: random.Random
     rows: dict[str, dict[int, dict]] = field(default_factory=dict)
     seq: int = 0
     tables: tuple[str, ...] = tuple(TABLES)
 
-    def next(self) -> Change:
+    def next(self) -> Step:
         self.seq += 1
         ts_ms = T0_MS + self.seq * 37
-        table = self.rng.choice(self.tables)
-        live = self.rows.setdefault(table, {})
+        name = self.rng.choice(self.tables)
+        table = bench_table(name)
+        live = self.rows.setdefault(name, {})
         roll = self.rng.random()
+
+        def step(op: str, before: dict | None, after: dict | None) -> Step:
+            return Step(self.seq, ts_ms, table, "change", Change(table, op, before, after, ts_ms))
+
         if roll < 0.02:
-            return Change("ddl", table, self.seq, ts_ms)
+            return Step(self.seq, ts_ms, table, "ddl")
         if roll < 0.05:
-            return Change("heartbeat", table, self.seq, ts_ms)
+            return Step(self.seq, ts_ms, table, "heartbeat")
         if roll < 0.60 or not live:
             key = self.seq
             live[key] = self.row(key, ts_ms)
-            return Change("insert", table, self.seq, ts_ms, after=live[key])
+            return step(INSERT, None, live[key])
         # Changes go to the 64 most recently inserted live keys: O(1) per change however large the table.
         key = self.rng.choice(list(islice(reversed(live), 64)))
         before = live[key]
         if roll < 0.75:
             live[key] = {**self.row(key, ts_ms), "id": before["id"]}
-            return Change("update", table, self.seq, ts_ms, before=before, after=live[key])
+            return step(UPDATE, before, live[key])
         if roll < 0.90:
             live[key] = {**before, "amount": self.row(key, ts_ms)["amount"]}
-            after = {"id": before["id"], "amount": live[key]["amount"]}
-            return Change("partial_update", table, self.seq, ts_ms, before=before, after=after)
+            return step(UPDATE, before, {"id": before["id"], "amount": live[key]["amount"]})
         del live[key]
-        return Change("delete", table, self.seq, ts_ms, before=before)
+        return step(DELETE, before, None)
 
     def row(self, key: int, ts_ms: int) -> dict:
         return {
@@ -83,264 +107,92 @@ def _json(document: dict) -> bytes:
     return json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _drs_operation(change: Change) -> str:
-    return {"insert": "INSERT", "update": "UPDATE", "partial_update": "UPDATE", "delete": "DELETE"}[change.kind]
-
-
-def drs_mysql_form(change: Change, deleted_rows_in: str) -> list[bytes]:
-    """Huawei DRS JSON (deletes in `old`), DRS JSON-C and Canal FlatMessage (deletes in `data`)."""
-    document = {
-        "id": change.seq,
-        "es": change.ts_ms,
-        "ts": change.ts_ms + 120,
-        "database": "bench",
-        "table": change.table,
-        "isDdl": False,
-        "sql": "",
-        "mysqlType": MYSQL_TYPES,
-        "sqlType": JDBC_TYPES,
-        "pkNames": ["id"],
-        "data": None,
-        "old": None,
-    }
-    if change.kind == "heartbeat":
-        # DRS sends no heartbeats: the slot becomes a DDL.
-        change = Change("ddl", change.table, change.seq, change.ts_ms)
-    if change.kind == "ddl":
-        document.update(type="DDL", isDdl=True, sql=f"ALTER TABLE `{change.table}` COMMENT 'seq {change.seq}'")
-        document.update(mysqlType=None, sqlType=None, pkNames=None)
-        return [_json(document)]
-    document["type"] = _drs_operation(change)
-    if change.kind == "delete":
-        document[deleted_rows_in] = [change.before]
-    else:
-        document["data"] = [change.after]
-        if change.before is not None:
-            old = change.before
-            if deleted_rows_in == "data":  # FlatMessage: old holds only the changed columns
-                merged = {**change.before, **change.after}
-                old = {name: value for name, value in change.before.items() if merged[name] != value}
-            document["old"] = [old]
-    return [_json(document)]
-
-
-def kafkariver(change: Change) -> list[bytes]:
-    change = _row_change(change)
-    image = change.before if change.kind == "delete" else {**(change.before or {}), **change.after}
-    columns = []
-    for name, mysql_type in MYSQL_TYPES.items():
-        column = {"n": name, "t": mysql_type, "v": image[name], "null": image[name] is None}
-        if change.kind in ("update", "partial_update"):
-            changed = change.before[name] != image[name]
-            column["updated"] = changed
-            if changed:
-                column["origin_val"] = change.before[name]
-        columns.append(column)
-    return [
-        _json(
-            {
-                "binlog": f"{4 + change.seq * 190}@mysql-bin.{1 + change.seq // 1_000_000:06d}",
-                "time": change.ts_ms,
-                "canalTime": change.ts_ms + 80,
-                "db": "bench",
-                "table": change.table,
-                "event": {"insert": "i", "delete": "d"}.get(change.kind, "u"),
-                "columns": columns,
-                "keys": ["id"],
-            }
-        )
-    ]
-
-
-STREAMX_TYPES = [{"name": "id", "type": "LONG"}, {"name": "name", "type": "STRING"}]
-STREAMX_TYPES += [{"name": "amount", "type": "DOUBLE"}, {"name": "updated", "type": "STRING"}]
-
-
-def _streamx_image(row: dict | None) -> dict | None:
-    if row is None:
-        return None
-    typed = {**row, "id": int(row["id"])}
-    if "amount" in typed:
-        typed["amount"] = float(typed["amount"])
-    return {"dataColumn": typed}
-
-
-def streamx(change: Change) -> list[bytes]:
-    def message(op: str, before: dict | None, after: dict | None, ddl: dict | None = None) -> bytes:
-        has_rows = op not in ("MHEARTBEAT",)
-        return _json(
-            {
-                "schema": {
-                    "dataColumn": STREAMX_TYPES if has_rows else None,
-                    "primaryKey": ["id"] if has_rows else None,
-                    "source": {"dbType": "MySQL", "dbName": "bench", "tableName": change.table} if has_rows else None,
-                },
-                "payload": {
-                    "before": _streamx_image(before),
-                    "after": _streamx_image(after),
-                    "sequenceId": str(T0_MS * 1000 + change.seq),
-                    "timestamp": {"eventTime": change.ts_ms, "systemTime": change.ts_ms + 5, "checkpointTime": -1},
-                    "op": op,
-                    "ddl": ddl,
-                },
-                "version": "1.0.0",
-            }
-        )
-
-    if change.kind == "heartbeat":
-        return [message("MHEARTBEAT", None, None)]
-    if change.kind == "ddl":
-        return [message("ALTER", None, None, {"text": f"ALTER TABLE `{change.table}` COMMENT 'seq {change.seq}'"})]
-    if change.kind == "insert":
-        return [message("INSERT", None, change.after)]
-    if change.kind == "delete":
-        return [message("DELETE", change.before, None)]
-    after = {**change.before, **change.after}
-    return [message("UPDATE_BEFOR", change.before, None), message("UPDATE_AFTER", None, after)]
-
-
-def datahub_tuple(change: Change) -> list[bytes]:
-    change = _row_change(change)
-
-    def record(operation: str, image: dict, before_flag: str, after_flag: str) -> bytes:
-        meta = {
-            "_sequence_id_": str(T0_MS * 1000 + change.seq),
-            "_operation_type_": operation,
-            "_execute_time_": change.ts_ms,
-            "_source_table_": change.table,
-            "_before_image_": before_flag,
-            "_after_image_": after_flag,
-        }
-        return _json({**meta, **image, "id": int(image["id"])})
-
-    if change.kind == "insert":
-        return [record("I", change.after, "N", "Y")]
-    if change.kind == "delete":
-        return [record("D", change.before, "Y", "N")]
-    after = {**change.before, **change.after}
-    return [record("U", change.before, "Y", "N"), record("U", after, "N", "Y")]
-
-
-def mongo(change: Change) -> list[bytes]:
-    change = _row_change(change)
-    object_id = f'ObjectId("{int(change.table[1:]):08x}{int((change.before or change.after)["id"]):016x}")'
-
-    def shell(row: dict) -> str:
-        fields = [f'"_id": {object_id}', f'"name": {json.dumps(row["name"], ensure_ascii=False)}']
-        if "amount" in row:
-            fields.append(f'"amount": NumberDecimal("{row["amount"]}")')
-        fields.append(f'"updated": ISODate("2026-03-02T08:00:00Z"), "n": NumberLong({change.seq})')
-        return "{" + ", ".join(fields) + "}"
-
-    operation, record_type, value, where = {
-        "insert": ("INSERT", "insert", lambda: shell(change.after), lambda: None),
-        "update": ("UPDATE", "replace", lambda: shell(change.after), lambda: f'{{"_id": {object_id}}}'),
-        "partial_update": (
-            "UPDATE",
-            "update",
-            lambda: f'{{"$set": {{"amount": NumberDecimal("{change.after["amount"]}")}}}}',
-            lambda: f'{{"_id": {object_id}}}',
-        ),
-        "delete": ("DELETE", "doc", lambda: shell(change.before), lambda: f'{{"_id": {object_id}}}'),
-    }[change.kind]
-    document = {
-        "id": change.seq,
-        "op": operation,
-        "dbType": "MongoDB",
-        "db": "bench",
-        "coll": change.table,
-        "value": value(),
-        "where": where(),
-        "recordType": record_type,
-        "extra": record_type,
-        "es": change.ts_ms,
-        "ts": change.ts_ms + 100,
-        "clusterTime": f"{change.ts_ms // 1000}:{change.seq % 1000 + 1}",
-    }
-    return [_json(document)]
-
-
-def _row_change(change: Change) -> Change:
+def _row_change(step: Step) -> Change:
     """Formats without DDL or heartbeat messages get an insert of a filler row in that slot."""
-    if change.kind not in ("ddl", "heartbeat"):
-        return change
-    filler = {"id": str(10**9 + change.seq), "name": "filler", "amount": "0.00", "updated": "2026-03-02 08:00:00"}
-    return Change("insert", change.table, change.seq, change.ts_ms, after=filler)
+    if step.change is not None:
+        return step.change
+    filler = {"id": str(10**9 + step.seq), "name": "filler", "amount": "0.00", "updated": "2026-03-02 08:00:00"}
+    return Change(step.table, INSERT, None, filler, step.ts_ms)
 
 
-def dts(change: Change, rng: random.Random) -> list[bytes]:
-    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
+def drs_json(step: Step, flat_message: Callable = drs_json_writer.flat_message) -> dict:
+    """DRS JSON and JSON-C; DRS sends no heartbeats: that slot becomes a DDL."""
+    if step.change is None:
+        return drs_json_writer.ddl_message(step.seq, step.table, step.ddl_sql, step.ts_ms)
+    return flat_message(step.seq, [step.change])
 
-    entry = pb.Entry()
-    header = entry.header
-    header.sourceType = pb.MYSQL
-    header.timestamp = change.ts_ms // 1000
-    header.fileName = "mysql-bin.000031"
-    header.position = 4 + change.seq * 190
-    header.seqId = change.seq
-    header.serverId = 1
-    header.schemaName = "bench"
-    header.tableName = change.table
-    if change.kind == "heartbeat":
-        header.messageType = pb.HEARTBEAT
-        entry.event.heartbeatEvent.epoch = change.ts_ms // 1000
-    elif change.kind == "ddl":
-        header.messageType = pb.DDL
-        entry.event.ddlEvent.schemaName = "bench"
-        entry.event.ddlEvent.sql = f"ALTER TABLE `{change.table}` COMMENT 'seq {change.seq}'"
+
+def canal(step: Step) -> list[bytes]:
+    """Canal, a batch id per message; no heartbeats: that slot becomes a DDL."""
+    if step.change is None:
+        return [_json(canal_writer.ddl_message(step.seq, step.table, step.ddl_sql, step.ts_ms))]
+    return [_json(canal_writer.flat_message(step.seq, [step.change]))]
+
+
+def kafkariver(step: Step) -> list[bytes]:
+    binlog = f"{4 + step.seq * 190}@mysql-bin.{1 + step.seq // 1_000_000:06d}"
+    return [_json(kafkariver_writer.message(binlog, _row_change(step)))]
+
+
+def streamx(step: Step) -> list[bytes]:
+    sequence_id = T0_MS * 1000 + step.seq
+    if step.kind == "heartbeat":
+        return [_json(streamx_writer.heartbeat(step.ts_ms))]
+    if step.kind == "ddl":
+        ddl = {"text": step.ddl_sql}
+        return [_json(streamx_writer.record(sequence_id, step.table, STREAMX_TYPES, "ALTER", step.ts_ms, ddl=ddl))]
+    return [_json(record) for record in streamx_writer.records(sequence_id, step.change, STREAMX_TYPES)]
+
+
+def datahub_tuple(step: Step) -> list[bytes]:
+    records = datahub_writer.records(T0_MS * 1000 + step.seq, _row_change(step), DATAHUB_TYPES)
+    return [_json(record) for record in records]
+
+
+def mongo(step: Step) -> list[bytes]:
+    change = _row_change(step)
+    object_id = f'ObjectId("{int(step.table.name[1:]):08x}{int(change.row["id"]):016x}")'
+    collection = Table("bench", step.table.name, dict.fromkeys(["_id", "name", "amount", "updated"], ""), keys=("_id",))
+
+    def shell(row: dict | None) -> dict | None:
+        if row is None:
+            return None
+        fields = {"_id": object_id}
+        if "name" in row:
+            fields["name"] = json.dumps(row["name"], ensure_ascii=False)
+        if "amount" in row:
+            fields["amount"] = f'NumberDecimal("{row["amount"]}")'
+        if "updated" in row:
+            fields["updated"] = 'ISODate("2026-03-02T08:00:00Z")'
+        return fields
+
+    document = Change(collection, change.op, shell(change.before), shell(change.after), change.at_ms)
+    return [_json(drs_mongo_writer.message(step.seq, document, step.seq % 1000 + 1))]
+
+
+def dts(step: Step, rng: random.Random) -> list[bytes]:
+    writer = dts_writer.DtsWriter("bench", seq_id=step.seq - 1, clock_s=step.ts_ms // 1000, server_id=1)
+    if step.kind == "heartbeat":
+        entry = writer.heartbeat()
+    elif step.kind == "ddl":
+        entry = writer.ddl(step.table.name, step.ddl_sql)
     else:
-        header.messageType = pb.DML
-        dml = entry.event.dmlEvent
-        dml.dmlEventType = {"insert": pb.INSERT, "delete": pb.DELETE}.get(change.kind, pb.UPDATE)
-        for name, mysql_type in MYSQL_TYPES.items():
-            dml.columns.add(name=name, originalType=mysql_type, isKey=name == "id")
-        row = dml.rows.add()
-        for image, target in ((change.before, row.oldColumns), (change.after, row.newColumns)):
-            if image is None:
-                continue
-            for name in MYSQL_TYPES:
-                if name not in image:
-                    target.add(dataType=pb.NA)
-                elif name in ("name", "updated"):
-                    target.add(dataType=pb.STRING, charset="utf8mb4", bv=image[name].encode())
-                else:
-                    target.add(dataType=pb.INT32 if name == "id" else pb.DECIMAL, sv=image[name])
-    data = pb.Entries(items=[entry]).SerializeToString()
-    parts = 2 if rng.random() < 0.05 else 1
-    size = -(-len(data) // parts)
-    return [
-        pb.Envelope(version=1, total=parts, index=i, data=data[i * size : (i + 1) * size]).SerializeToString()
-        for i in range(parts)
-    ]
+        entry = writer.dml([step.change])
+    return dts_writer.envelopes(dts_writer.entries([entry]), parts=2 if rng.random() < 0.05 else 1)
 
 
-def drs_avro(change: Change, schema: dict) -> list[bytes]:
-    """The DRS JSON record of the change, written as one schemaless Avro record."""
-    import fastavro
-
-    (message,) = drs_mysql_form(change, deleted_rows_in="old")
-    record = json.loads(message)
-    # The writer schema's mysqlType carries bare type names, as DRS JSON's examples do.
-    record["mysqlType"] = {k: v.split("(")[0] for k, v in (record["mysqlType"] or {}).items()} or None
-    buffer = io.BytesIO()
-    fastavro.schemaless_writer(buffer, schema, record)
-    return [buffer.getvalue()]
-
-
-def renderers(rng: random.Random) -> dict[str, Callable[[Change], list[bytes]]]:
-    import fastavro
-
-    avro_schema = fastavro.parse_schema(json.loads(DRS_AVRO_SCHEMA.read_text()))
+def renderers(rng: random.Random) -> dict[str, Callable[[Step], list[bytes]]]:
+    avro_schema = drs_avro_writer.writer_schema()
     return {
-        "huawei_drs_json": lambda change: drs_mysql_form(change, deleted_rows_in="old"),
-        "huawei_drs_jsonc": lambda change: drs_mysql_form(change, deleted_rows_in="data"),
-        "canal_json": lambda change: drs_mysql_form(change, deleted_rows_in="data"),
+        "huawei_drs_json": lambda step: [_json(drs_json(step))],
+        "huawei_drs_jsonc": lambda step: [_json(drs_json(step, drs_jsonc_writer.flat_message))],
+        "canal_json": canal,
         "kafkariver_json": kafkariver,
         "aliyun_streamx_json": streamx,
         "aliyun_datahub_tuple": datahub_tuple,
         "huawei_drs_mongo_json": mongo,
-        "tencent_dts_protobuf": lambda change: dts(change, rng),
-        "huawei_drs_avro": lambda change: drs_avro(change, avro_schema),
+        "tencent_dts_protobuf": lambda step: dts(step, rng),
+        "huawei_drs_avro": lambda step: [drs_avro_writer.record(drs_json(step), avro_schema)],
     }
 
 

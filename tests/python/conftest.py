@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from cdc_lakehouse import PROJECT_DIR
+from vendor_writers.tencent_dts_protobuf import envelope as dts_envelope
+from vendor_writers.tencent_dts_protobuf import envelopes as dts_split
 
 VENV_BIN = Path(sys.executable).parent
 VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
@@ -188,17 +190,6 @@ def dts_insert_entries(seq_id: int, key: str, column_names: tuple[str, ...] = ("
         entry.event.dmlEvent.columns.add(name=name, originalType="int(11)", isKey=name == "id")
         row.newColumns.add(dataType=pb.INT32, sv=key)
     return pb.Entries(items=[entry]).SerializeToString()
-
-
-def dts_envelope(data: bytes, total: int = 1, index: int = 0) -> bytes:
-    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
-
-    return pb.Envelope(version=1, total=total, index=index, data=data).SerializeToString()
-
-
-def dts_split(data: bytes, total: int) -> list[bytes]:
-    size = -(-len(data) // total)
-    return [dts_envelope(data[i * size : (i + 1) * size], total, i) for i in range(total)]
 
 
 def write_dts_split_cases(root: Path) -> dict[str, dict[int, bytes]]:

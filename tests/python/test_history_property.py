@@ -38,13 +38,18 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pytest
-from conftest import dts_envelope, dts_split
 from history_project import SCHEMA, project_in_schema
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from vendor_writers import DELETE, INSERT, UPDATE, Change, Table
+from vendor_writers import aliyun_streamx_json as streamx_writer
+from vendor_writers import canal_json as canal_writer
+from vendor_writers import huawei_drs_json as drs_json_writer
+from vendor_writers import tencent_dts_protobuf as dts_writer
 
 pytestmark = pytest.mark.slow
 
@@ -52,6 +57,12 @@ T0 = datetime(2024, 3, 1, 8, 0, 0)
 DATABASE = "shop"
 # Table -> columns; `id` is the primary key.
 TABLES = {"items": ("id", "a", "b"), "notes": ("id", "a")}
+COLUMN_TYPES = {"id": "int(11)", "a": "varchar(20)", "b": "varchar(20)"}
+JDBC_TYPES = {"id": 4, "a": 12, "b": 12}
+SOURCE_TABLES = {
+    name: Table(DATABASE, name, {c: COLUMN_TYPES[c] for c in columns}, {c: JDBC_TYPES[c] for c in columns})
+    for name, columns in TABLES.items()
+}
 KEYS = ("1", "2", "3")
 VALUES = ("x", None, "y", "", "ü")
 # Seconds between consecutive source commits: ties give zero-length versions; -1, a clock running back
@@ -85,41 +96,39 @@ def middle_index(draw, size: int) -> int:
 # ------------------------------------------------------------------------------------ changes and truth
 
 
-@dataclass(frozen=True)
-class Change:
-    """One row change at the source, with the full rows before and after it."""
+# The generator's changes are vendor_writers Changes; `after` is an update's after image (all columns, or the
+# ones a partial update carries), and `at_ms` is set when the vendor writes the change.
 
-    table: str
-    op: str  # 'c' insert, 'u' update (a key change when the keys differ), 'd' delete
-    before: dict | None
-    after: dict | None
-    # The columns the update's after image carries: all of them unless the update is partial.
-    image: tuple[str, ...] = ()
-    time: int = 0  # seconds after T0, set when the vendor writes the change
 
-    @property
-    def key(self) -> str:
-        return (self.before or self.after)["id"]
+def key_of(change: Change) -> str:
+    return (change.before or change.after)["id"]
 
-    @property
-    def new_key(self) -> str:
-        return (self.after or self.before)["id"]
 
-    @property
-    def after_image(self) -> dict | None:
-        if self.after is None:
-            return None
-        return {column: self.after[column] for column in self.image or TABLES[self.table]}
+def new_key_of(change: Change) -> str:
+    return change.row["id"]
 
-    @property
-    def keys(self) -> set[str]:
-        return {self.key, self.new_key}
 
-    def __str__(self) -> str:
-        keys = self.key if self.key == self.new_key else f"{self.key}->{self.new_key}"
-        shown = self.after_image if self.op != "d" else self.before
-        partial = " partial" if self.image and self.image != TABLES[self.table] else ""
-        return f"t={self.time} {self.table} {self.op}{partial} {keys} {shown}"
+def keys_of(change: Change) -> set[str]:
+    return {key_of(change), new_key_of(change)}
+
+
+def seconds_of(change: Change) -> int:
+    return (change.at_ms - epoch_ms(0)) // 1000
+
+
+def written_at(change: Change, seconds: int) -> Change:
+    return replace(change, at_ms=epoch_ms(seconds))
+
+
+def describe(change: Change) -> str:
+    keys = key_of(change) if key_of(change) == new_key_of(change) else f"{key_of(change)}->{new_key_of(change)}"
+    shown = change.before if change.op == DELETE else change.after
+    partial = " partial" if change.is_partial else ""
+    return f"t={seconds_of(change)} {change.table.name} {OPERATION_LETTERS[change.op]}{partial} {keys} {shown}"
+
+
+# cdc_history's op of each change.
+OPERATION_LETTERS = {INSERT: "c", UPDATE: "u", DELETE: "d"}
 
 
 def pk_text(key: str) -> str:
@@ -151,18 +160,18 @@ def true_history(changes: list[Change]) -> Chains:
     """Every version of every (table, pk) the stream writes, in source order."""
     starts: dict[tuple[str, str], list[tuple]] = defaultdict(list)
     for change in changes:
-        key = (change.table, pk_text(change.key))
-        if change.op == "c":
-            starts[key].append((None, change.after, at(change.time), False, "c"))
-        elif change.op == "d":
-            starts[key].append((None, change.before, at(change.time), True, "d"))
-        elif change.new_key == change.key:
-            starts[key].append((None, change.after, at(change.time), False, "u"))
+        key, time = (change.table.name, pk_text(key_of(change))), at(seconds_of(change))
+        if change.op == INSERT:
+            starts[key].append((None, change.row, time, False, "c"))
+        elif change.op == DELETE:
+            starts[key].append((None, change.before, time, True, "d"))
+        elif new_key_of(change) == key_of(change):
+            starts[key].append((None, change.row, time, False, "u"))
         else:
             # A key change closes the old key with its last row and opens the new key.
-            starts[key].append((None, change.before, at(change.time), True, "u"))
-            new_key = (change.table, pk_text(change.new_key))
-            starts[new_key].append((pk_text(change.key), change.after, at(change.time), False, "u"))
+            starts[key].append((None, change.before, time, True, "u"))
+            new_key = (change.table.name, pk_text(new_key_of(change)))
+            starts[new_key].append((pk_text(key_of(change)), change.row, time, False, "u"))
     chains: Chains = {}
     for key, versions in starts.items():
         chains[key] = [
@@ -175,9 +184,9 @@ def true_history(changes: list[Change]) -> Chains:
 def true_current(changes: list[Change]) -> dict[tuple[str, str], dict]:
     rows: dict[tuple[str, str], dict] = {}
     for change in changes:
-        rows.pop((change.table, pk_text(change.key)), None)
-        if change.after is not None:
-            rows[(change.table, pk_text(change.new_key))] = change.after
+        rows.pop((change.table.name, pk_text(key_of(change))), None)
+        if change.op != DELETE:
+            rows[(change.table.name, pk_text(new_key_of(change)))] = change.row
     return rows
 
 
@@ -230,7 +239,7 @@ def change_streams(draw, partial_updates: bool, may_change_key: Callable[[str, s
         key = prefer(draw, KEYS, tour_key)
         if (table, key) not in live:
             live[(table, key)] = {"id": key, **values(data_columns, turn)}
-            changes.append(Change(table, "c", None, live[(table, key)]))
+            changes.append(Change(SOURCE_TABLES[table], INSERT, None, live[(table, key)], epoch_ms(0)))
             continue
         before = live.pop((table, key))
         absent = [other for other in KEYS if (table, other) not in live and other != key]
@@ -238,7 +247,7 @@ def change_streams(draw, partial_updates: bool, may_change_key: Callable[[str, s
         actions = ["update", "delete", *(["partial"] if partial_updates else []), *(["rekey"] if targets else [])]
         action = prefer(draw, actions, tour_action)
         if action == "delete":
-            changes.append(Change(table, "d", before, None))
+            changes.append(Change(SOURCE_TABLES[table], DELETE, before, None, epoch_ms(0)))
             continue
         new_key = draw(st.sampled_from(targets)) if action == "rekey" else key
         after = {"id": new_key, **values(data_columns, turn + 1)}
@@ -260,7 +269,9 @@ def change_streams(draw, partial_updates: bool, may_change_key: Callable[[str, s
                 or (column == "id" and action == "rekey")
             )
         live[(table, new_key)] = after
-        changes.append(Change(table, "u", before, after, image))
+        changes.append(
+            Change(SOURCE_TABLES[table], UPDATE, before, {column: after[column] for column in image}, epoch_ms(0))
+        )
     return changes
 
 
@@ -295,11 +306,6 @@ def stable_partition(table: str, key: str, partitions: int) -> int:
     return zlib.crc32(f"{table}/{key}".encode()) % partitions
 
 
-DRS_MYSQL_TYPES = {"id": "int", "a": "varchar", "b": "varchar"}
-DRS_JDBC_TYPES = {"id": 4, "a": 12, "b": 12}
-VENDOR_OPERATIONS = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
-
-
 @st.composite
 def huawei_drs_json(draw) -> Rendering:
     partitions = pick(draw, [2, 3, 1])
@@ -309,25 +315,10 @@ def huawei_drs_json(draw) -> Rendering:
     for turn, change in enumerate(changes):
         time = clock(draw, time, turn)
         drs_id += pick(draw, [1, 3], turn)  # DRS numbers the events of other tables too
-        change = replace(change, time=time)
-        columns = TABLES[change.table]
-        message = {
-            "id": drs_id,
-            "es": epoch_ms(time),
-            "ts": epoch_ms(time) + 40,
-            "database": DATABASE,
-            "table": change.table,
-            "type": VENDOR_OPERATIONS[change.op],
-            "isDdl": False,
-            "sql": "",
-            "pkNames": ["id"],
-            "mysqlType": {column: DRS_MYSQL_TYPES[column] for column in columns},
-            "sqlType": {column: DRS_JDBC_TYPES[column] for column in columns},
-            "data": None if change.op == "d" else [change.after_image],
-            "old": None if change.op == "c" else [change.before],
-        }
+        change = written_at(change, time)
+        message = drs_json_writer.flat_message(drs_id, [change])
         partition = pick(draw, range(partitions), turn)
-        units.append(Unit(partition, (json.dumps(message).encode(),), f"id {drs_id}: {change}"))
+        units.append(Unit(partition, (json.dumps(message).encode(),), f"id {drs_id}: {describe(change)}"))
         timed.append(change)
     return Rendering(timed, units, partitions, keep_partition_order=False, offset_gaps=True)
 
@@ -346,7 +337,9 @@ def canal_partition(table: str, row: dict, partitions: int, by_table: bool) -> i
     return abs(abs(code) % partitions)
 
 
-CANAL_MYSQL_TYPES = {"id": "int(11)", "a": "varchar(20)", "b": "varchar(20)"}
+def old_columns(change: Change) -> dict | None:
+    """Canal's `old` of a row: an update's changed columns with their old values (JSON null: was NULL)."""
+    return change.changed_before() if change.op == UPDATE else None
 
 
 @st.composite
@@ -368,7 +361,7 @@ def canal_json(draw) -> Rendering:
         if (
             last
             and (last[0].table, last[0].op) == (change.table, change.op)
-            and not set().union(*(row.keys for row in last)) & change.keys
+            and not set().union(*(keys_of(row) for row in last)) & keys_of(change)
             and draw(st.sampled_from([True, False]))
         ):
             last.append(change)
@@ -384,110 +377,32 @@ def canal_json(draw) -> Rendering:
             batch_id = 1
         elif index > 0 and pick(draw, [False, True], index):
             batch_id += 1
-        columns = TABLES[statement[0].table]
-        rows = [
-            (
-                change.before if change.op == "d" else change.after,
-                # An update's old holds the changed columns with their old values (JSON null: was NULL).
-                {column: change.before[column] for column in columns if change.before[column] != change.after[column]}
-                if change.op == "u"
-                else None,
-            )
-            for change in statement
-        ]
-        by_partition: dict[int, list[tuple]] = defaultdict(list)
-        for data, old in rows:
-            by_partition[canal_partition(statement[0].table, data, partitions, by_table)].append((data, old))
+        statement = [written_at(change, time) for change in statement]
+        by_partition: dict[int, list[Change]] = defaultdict(list)
+        for change in statement:
+            by_partition[canal_partition(change.table.name, change.row, partitions, by_table)].append(change)
 
         # What identifies a Canal row change, but for the batch id: table, operation, row, es, images.
         contents = [
-            (statement[0].table, statement[0].op, row_index, time, json.dumps(data), json.dumps(old))
+            (change.table.name, change.op, row_index, time, json.dumps(change.row), json.dumps(old_columns(change)))
             for partition_rows in by_partition.values()
-            for row_index, (data, old) in enumerate(partition_rows)
+            for row_index, change in enumerate(partition_rows)
         ]
         while any((batch_id, *content) in seen for content in contents):
             batch_id += 1  # an identical change at the same batch id and row would be taken for a copy
         seen.update((batch_id, *content) for content in contents)
         for partition_number in sorted(by_partition):
-            partition_rows = by_partition[partition_number]
-            message = {
-                "data": [data for data, _ in partition_rows],
-                "database": DATABASE,
-                "es": epoch_ms(time),
-                "id": batch_id,
-                "isDdl": False,
-                "mysqlType": {column: CANAL_MYSQL_TYPES[column] for column in columns},
-                "old": [old for _, old in partition_rows] if statement[0].op == "u" else None,
-                "pkNames": ["id"],
-                "sql": "",
-                "sqlType": {column: DRS_JDBC_TYPES[column] for column in columns},
-                "table": statement[0].table,
-                "ts": epoch_ms(time) + 7,
-                "type": VENDOR_OPERATIONS[statement[0].op],
-            }
-            label = f"batch {batch_id}: {VENDOR_OPERATIONS[statement[0].op]} {statement[0].table} {message['data']}"
+            message = canal_writer.flat_message(batch_id, by_partition[partition_number])
+            label = f"batch {batch_id}: {message['type']} {message['table']} {message['data']}"
             if message["old"]:
                 label += f" old {message['old']}"
             units.append(Unit(partition_number, (json.dumps(message).encode(),), label))
-        timed.extend(replace(change, time=time) for change in statement)
+        timed.extend(statement)
     return Rendering(timed, units, partitions, keep_partition_order=True, offset_gaps=True)
-
-
-DTS_COLUMN_TYPES = {"id": "int(11)", "a": "varchar(20)", "b": "varchar(20)"}
-
-
-def dts_image(columns: Sequence[str], row: dict | None, present: Sequence[str]) -> list:
-    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
-
-    if row is None:
-        return []
-    image = []
-    for column in columns:
-        if column not in present:
-            image.append(pb.Data(dataType=pb.NA))
-        elif column == "id":
-            image.append(pb.Data(dataType=pb.INT32, sv=row[column]))
-        elif row[column] is None:
-            image.append(pb.Data(dataType=pb.NIL))
-        else:
-            image.append(pb.Data(dataType=pb.STRING, charset="utf8mb4", bv=row[column].encode()))
-    return image
-
-
-class DtsWriter:
-    """Entries of the `shop` database as DTS writes them: a header with an increasing seqId per entry."""
-
-    def __init__(self) -> None:
-        self.time = 0
-        self.seq_id = 5_000
-        self.position = 4
-        self.items: list = []
-
-    def entry(self, message_type: int, table: str = "") -> Any:
-        from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
-
-        self.seq_id += 1
-        self.position += 187
-        item = pb.Entry()
-        header = item.header
-        header.version = 1
-        header.sourceType = pb.MYSQL
-        header.messageType = message_type
-        header.timestamp = int(at(self.time).timestamp())
-        header.serverId = 1013306
-        header.fileName = "mysql-bin.000031"
-        header.position = self.position
-        header.gtid = f"5a3c2e1f-11ee-4c3b-9d9d-5b0e8f8a7c21:{self.seq_id}"
-        header.schemaName = DATABASE
-        header.tableName = table
-        header.seqId = self.seq_id
-        self.items.append(item)
-        return item
 
 
 @st.composite
 def tencent_dts_protobuf(draw) -> Rendering:
-    from python_udfs.proto import tencent_dts_subscribe_pb2 as pb
 
     partitions = pick(draw, [2, 3, 1])
     changes = draw(change_streams(partial_updates=True, may_change_key=always))
@@ -500,72 +415,30 @@ def tencent_dts_protobuf(draw) -> Rendering:
         entry = transactions[-1][-1]
         if (
             (entry[0].table, entry[0].op) == (change.table, change.op)
-            and not set().union(*(row.keys for row in entry)) & change.keys
+            and not set().union(*(keys_of(row) for row in entry)) & keys_of(change)
             and draw(st.sampled_from([True, False]))
         ):
             entry.append(change)
         else:
             transactions[-1].append([change])
     timed, units = [], []
-    writer = DtsWriter()
-    dml_types = {"c": pb.INSERT, "u": pb.UPDATE, "d": pb.DELETE}
+    writer, time = dts_writer.DtsWriter(DATABASE), 0
     for index, transaction in enumerate(transactions):
-        writer.time = clock(draw, writer.time, index)
-        writer.items = []
-        writer.entry(pb.BEGIN).event.beginEvent.transactionId = f"tx-{index}"
-        labels = []
+        time = clock(draw, time, index)
+        writer.clock_s = epoch_ms(time) // 1000
+        begin = writer.begin()
+        items, labels = [begin], []
         for rows in transaction:
-            table, op = rows[0].table, rows[0].op
-            columns = TABLES[table]
-            dml = writer.entry(pb.DML, table).event.dmlEvent
-            dml.dmlEventType = dml_types[op]
-            for column in columns:
-                dml.columns.add(name=column, originalType=DTS_COLUMN_TYPES[column], isKey=column == "id")
-            for change in rows:
-                row = dml.rows.add()
-                row.oldColumns.extend(dts_image(columns, change.before, columns))
-                row.newColumns.extend(dts_image(columns, change.after, change.image or columns))
-                labels.append(f"seq {writer.seq_id}: {replace(change, time=writer.time)}")
-        writer.entry(pb.COMMIT).event.commitEvent.transactionId = f"tx-{index}"
-        data = pb.Entries(items=writer.items).SerializeToString()
+            rows = [written_at(change, time) for change in rows]
+            items.append(writer.dml(rows))
+            labels += [f"seq {writer.seq_id}: {describe(change)}" for change in rows]
+            timed.extend(rows)
+        items.append(writer.commit(begin))
         total = pick(draw, [1, 2, 3], index)
-        parts = tuple(dts_split(data, total)) if total > 1 else (dts_envelope(data),)
+        parts = tuple(dts_writer.envelopes(dts_writer.entries(items), total))
         partition = pick(draw, range(partitions), index)
         units.append(Unit(partition, parts, f"{total} part(s): " + "; ".join(labels)))
-        timed.extend(replace(change, time=writer.time) for rows in transaction for change in rows)
     return Rendering(timed, units, partitions, keep_partition_order=True, offset_gaps=DTS_OFFSET_GAPS)
-
-
-def streamx_message(change: Change, op: str, sequence_id: int, before: dict | None, after: dict | None) -> bytes:
-    columns = TABLES[change.table]
-
-    def image(row: dict | None) -> dict | None:
-        if row is None:
-            return None
-        return {"dataColumn": {column: int(row[column]) if column == "id" else row[column] for column in columns}}
-
-    return json.dumps(
-        {
-            "schema": {
-                "dataColumn": [{"name": column, "type": "LONG" if column == "id" else "STRING"} for column in columns],
-                "primaryKey": ["id"],
-                "source": {"dbType": "MySQL", "dbName": DATABASE, "tableName": change.table},
-            },
-            "payload": {
-                "before": image(before),
-                "after": image(after),
-                "sequenceId": str(sequence_id),
-                "timestamp": {
-                    "eventTime": epoch_ms(change.time),
-                    "systemTime": epoch_ms(change.time) + 500,
-                    "checkpointTime": epoch_ms(change.time),
-                },
-                "op": op,
-                "ddl": None,
-            },
-            "version": "0.0.1",
-        }
-    ).encode()
 
 
 @st.composite
@@ -579,23 +452,14 @@ def aliyun_streamx_json(draw) -> Rendering:
     for turn, change in enumerate(changes):
         time = clock(draw, time, turn)
         sequence_id += pick(draw, [1, 2], turn)
-        change = replace(change, time=time)
-        if change.op == "c":
-            messages = [("INSERT", None, change.after, change.key)]
-        elif change.op == "d":
-            messages = [("DELETE", change.before, None, change.key)]
-        elif one_record_updates:
-            messages = [("UPDATE_AFTER", change.before, change.after, change.new_key)]
-        else:
-            messages = [
-                ("UPDATE_BEFOR", change.before, None, change.key),
-                ("UPDATE_AFTER", None, change.after, change.new_key),
-            ]
-        for op, before, after, key in messages:
+        change = written_at(change, time)
+        for record in streamx_writer.records(sequence_id, change, {"id": "LONG"}, one_record_updates):
             # StreamX shards by primary key: each half goes to its own image's key's partition.
-            partition = stable_partition(change.table, key, partitions)
-            value = streamx_message(change, op, sequence_id, before, after)
-            units.append(Unit(partition, (value,), f"seq {sequence_id} {op}: {change}"))
+            payload = record["payload"]
+            key = str((payload["after"] or payload["before"])["dataColumn"]["id"])
+            partition = stable_partition(change.table.name, key, partitions)
+            label = f"seq {sequence_id} {payload['op']}: {describe(change)}"
+            units.append(Unit(partition, (json.dumps(record).encode(),), label))
         timed.append(change)
     return Rendering(timed, units, partitions, keep_partition_order=False, offset_gaps=True)
 
@@ -626,7 +490,7 @@ class Case:
 
     def __repr__(self) -> str:
         lines = ["changes (source order, with the times written):"]
-        lines += [f"  {change}" for change in self.rendering.changes]
+        lines += [f"  {describe(change)}" for change in self.rendering.changes]
         for number, batch in enumerate(self.batches, 1):
             lines.append(f"batch {number} (then a dbt run):")
             lines += [f"  p{d.partition}@{d.offset} {d.label}" for d in batch]
