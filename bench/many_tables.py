@@ -60,7 +60,7 @@ def measure(tables: int) -> dict:
 
     project_dir = WORK_DIR / f"project_{tables}"
     copy_project_with_typed_table(project_dir)
-    # The copy's own shop__orders and bench__t00 stay: `tables` more source tables beside them.
+    # The copy's own shop__orders__huawei_drs_json and bench__t00 stay: `tables` more source tables beside them.
     sources = [SourceTable(database="bench", table=f"t{n:03d}", source_format="huawei_drs_json") for n in range(tables)]
     write_files(plan_files(sources, [model_base_name(table) for table in sources], {}, project_dir))
     project = DbtProject(project_dir=project_dir)

@@ -19,6 +19,7 @@ import json
 import re
 import sys
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -340,17 +341,28 @@ def _identity(table: SourceTable) -> tuple:
     )
 
 
-def model_bases(tables: list[SourceTable], scaffolded: dict[str, str] | None = None) -> list[str]:
+def source_key(table: SourceTable) -> tuple:
+    return (table.database, table.schema, table.table)
+
+
+def model_bases(
+    tables: list[SourceTable], scaffolded: dict[str, str] | None = None, multi_stream: Collection[tuple] = ()
+) -> list[str]:
     """Model base names in the order of the tables. A table scaffolded before keeps its models' name
-    (`scaffolded`: the macro arguments of each history model written -> its base name). Where new names
-    collide, the tables in the order of their names (whatever order they come in) get the source format,
-    then a number."""
+    (`scaffolded`: the macro arguments of each history model written -> its base name). A new model of one
+    format's stream of a table that comes from more than one (among `tables`, or a source_key in
+    `multi_stream`) says which: `<base>__<format>`. Names that still collide get a number, the tables in
+    the order of their names (whatever order they come in)."""
     scaffolded = scaffolded or {}
+    formats_of: dict[tuple, set[str]] = {}
+    for table in tables:
+        formats_of.setdefault(source_key(table), set()).add(table.source_format)
+    multi_stream = {*multi_stream, *(key for key, formats in formats_of.items() if len(formats) > 1)}
     bases = {table: scaffolded[table_arguments(table)] for table in tables if table_arguments(table) in scaffolded}
     taken = set(scaffolded.values())
     for table in sorted(set(tables) - set(bases), key=_identity):
         base = model_base_name(table)
-        if base in taken and table.source_format:
+        if table.source_format and source_key(table) in multi_stream:
             base = f"{base}__{name_part(table.source_format)}"
         candidate, number = base, 2
         while candidate in taken:
@@ -445,6 +457,18 @@ def discover_tables(spark, source_format: str | None) -> list[SourceTable]:
     )
 
 
+def multi_stream_tables(spark) -> set[tuple]:
+    """The source_key of every table cdc_table_columns has seen in more than one source format."""
+    relation = _cdc_relation("cdc_table_columns")
+    if not spark.catalog.tableExists(relation):
+        return set()
+    rows = spark.sql(
+        f"select source_database, source_schema, source_table from {relation} "
+        "group by source_database, source_schema, source_table having count(distinct source_format) > 1"
+    ).collect()
+    return {(row.source_database, row.source_schema, row.source_table) for row in rows}
+
+
 def table_columns(spark, tables: list[SourceTable]) -> dict[SourceTable, list[SourceColumn]]:
     """Each table's columns from cdc_table_columns, as the typed models will have them: one per name
     (case-insensitive, the most recently seen wins), in column_position order."""
@@ -525,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
             tables = discover_tables(spark, args.source_format)
             if not tables:
                 raise ScaffoldError("no source tables with row changes in cdc_events")
-        bases = model_bases(tables, scaffolded_tables(args.project_dir))
+        bases = model_bases(tables, scaffolded_tables(args.project_dir), multi_stream_tables(spark))
         columns = table_columns(spark, tables)
         planned = plan_files(tables, bases, columns, args.project_dir, args.force, args.refresh)
     except ScaffoldError as exc:

@@ -148,7 +148,7 @@
     "timestamp'2026-03-02 09:00:00'"): the version of each key valid at ts, deleted keys left out. A version
     is valid from its valid_from (included) to its valid_to (excluded), in source time. Works on cdc_history
     and on every typed history model.
-        select * from {{ cdc_as_of(ref('shop__orders__history'), "timestamp'2026-03-02 09:00:00'") }}
+        select * from {{ cdc_as_of(ref('shop__orders__huawei_drs_json__history'), "timestamp'2026-03-02 09:00:00'") }}
 #}
 {% macro cdc_as_of(relation, ts) -%}
     (

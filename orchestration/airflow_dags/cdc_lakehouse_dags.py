@@ -100,7 +100,7 @@ with DAG(
 
 with DAG(
     "cdc_lakehouse_downstream_example",
-    schedule=[table_asset(os.environ.get("CDC_AIRFLOW_EXAMPLE_TABLE", "cdc.shop__orders__current"))],
+    schedule=[table_asset(os.environ.get("CDC_AIRFLOW_EXAMPLE_TABLE", "cdc.shop__orders__huawei_drs_json__current"))],
     **ONE_RUN_AT_A_TIME,
 ):
     # A task that reads the table opens the warehouse: on the embedded metastore it takes the pool too.

@@ -517,7 +517,9 @@ def runner(spark, broker, tmp_path_factory) -> dict:
     )
     seen["typed"] = sorted(
         (row.order_id, row.status)
-        for row in read_table(spark, warehouse, "shop__orders__current").select("order_id", "status").collect()
+        for row in read_table(spark, warehouse, "shop__orders__huawei_drs_json__current")
+        .select("order_id", "status")
+        .collect()
     )
     return seen
 

@@ -257,7 +257,7 @@ def test_airflow_scheduler_runs_the_hourly_run_and_the_audit_one_at_a_time(
     # An asset event for landing and for every model built, carrying the batch: the downstream DAG's trigger.
     built = {unique_id.split(".")[-1] for unique_id in hourly_nodes if unique_id.startswith("model.")}
     assert {event["name"] for event in events} == {"landing.cdc_raw"} | {f"cdc.{name}" for name in built}
-    orders = [event for event in events if event["name"] == "cdc.shop__orders__current"]
+    orders = [event for event in events if event["name"] == "cdc.shop__orders__huawei_drs_json__current"]
     assert [event["extra"]["batch_id"] for event in orders] == [1]
 
 

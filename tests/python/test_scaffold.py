@@ -48,6 +48,14 @@ def test_colliding_names_are_resolved_the_same_whatever_order_the_tables_come_in
     assert model_bases(tables[::-1]) == expected[::-1]
 
 
+def test_a_table_of_several_streams_names_its_format_even_when_scaffolded_alone():
+    drs = SourceTable("shop", "orders", source_format="huawei_drs_json")
+    assert model_bases([drs]) == ["shop__orders"]
+    # cdc_table_columns has seen shop.orders in another format too.
+    assert model_bases([drs], {}, {("shop", None, "orders")}) == ["shop__orders__huawei_drs_json"]
+    assert model_bases([SourceTable("shop", "orders")], {}, {("shop", None, "orders")}) == ["shop__orders"]
+
+
 def test_a_table_scaffolded_before_keeps_its_models_whatever_tables_come_later(tmp_path):
     drs = SourceTable("shop", "orders", source_format="huawei_drs_json")
     write_files(plan_files([drs], ["shop__orders"], {}, tmp_path))

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.slow
 
 TOPIC = "huawei_drs_json.typed_tables"
 T0 = datetime(2024, 3, 1, 8, 0, 0)
-TYPED_MODELS = ("shop__orders__history", "shop__orders__current")
+TYPED_MODELS = ("shop__orders__huawei_drs_json__history", "shop__orders__huawei_drs_json__current")
 # The typed models and what they read their column types from.
 TYPED_RUN = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns", *TYPED_MODELS)
 COLUMNS = {"id": ("int", 4), "a": ("varchar", 12), "b": ("varchar", 12)}
@@ -128,19 +128,23 @@ def after_each_batch(project) -> list[dict]:
         states.append(
             {
                 "current": typed_rows(
-                    project, "shop__orders__current", ("pk", "valid_from", "op", "id", "a", "b", "is_deleted")
+                    project,
+                    "shop__orders__huawei_drs_json__current",
+                    ("pk", "valid_from", "op", "id", "a", "b", "is_deleted"),
                 ),
                 "history": typed_rows(
                     project,
-                    "shop__orders__history",
+                    "shop__orders__huawei_drs_json__history",
                     ("pk", "valid_from", "valid_to", "is_current", "is_deleted", "op", "id", "a", "b"),
                 ),
                 "commits": {model: last_commit(project, model) for model in TYPED_MODELS},
                 "types": {model: dict(project.spark.table(f"{SCHEMA}.{model}").dtypes) for model in TYPED_MODELS},
-                "column_c": typed_rows(project, "shop__orders__history", ("pk", "valid_from", "c"))
+                "column_c": typed_rows(project, "shop__orders__huawei_drs_json__history", ("pk", "valid_from", "c"))
                 if number >= 2
                 else None,
-                "column_shipped": typed_rows(project, "shop__orders__current", ("pk", "valid_from", "shipped"))
+                "column_shipped": typed_rows(
+                    project, "shop__orders__huawei_drs_json__current", ("pk", "valid_from", "shipped")
+                )
                 if number >= 2
                 else None,
                 "tests": typed_model_test_outcomes(project),
@@ -181,16 +185,16 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
         ('["5"]', at(7), "c", 5, "n", "m", False),
     ]
     # Key 1's three versions (the newest closed by the delete) and key 5's: the redelivery is no version.
-    assert last["commits"]["shop__orders__history"] == {
-        **last["commits"]["shop__orders__history"],
+    assert last["commits"]["shop__orders__huawei_drs_json__history"] == {
+        **last["commits"]["shop__orders__huawei_drs_json__history"],
         "operation": "MERGE",
         "numSourceRows": 4,
         "numTargetRowsInserted": 2,
         "numTargetRowsUpdated": 2,
     }
     # Of those, the open versions: key 1's delete removes its row, key 5 is new.
-    assert last["commits"]["shop__orders__current"] == {
-        **last["commits"]["shop__orders__current"],
+    assert last["commits"]["shop__orders__huawei_drs_json__current"] == {
+        **last["commits"]["shop__orders__huawei_drs_json__current"],
         "operation": "MERGE",
         "numSourceRows": 2,
         "numTargetRowsDeleted": 1,
@@ -203,7 +207,9 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
         ('["1"]', at(8), None),
         ('["5"]', at(7), "new"),
     ]
-    assert {name: last["types"]["shop__orders__current"][name] for name in ("id", "a", "c", "valid_from")} == {
+    assert {
+        name: last["types"]["shop__orders__huawei_drs_json__current"][name] for name in ("id", "a", "c", "valid_from")
+    } == {
         "id": "int",
         "a": "string",
         "c": "string",
@@ -234,12 +240,12 @@ def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_
         ('["6"]', at(9), "c", 6, "7", "w", False),
     ]
     failed = {name: outcome for name, outcome in last["tests"].items() if outcome[0] != "pass"}
-    assert failed == {"shop__orders__history_holds_its_source_types": ("fail", 1)}, last["tests"]
+    assert failed == {"shop__orders__huawei_drs_json__history_holds_its_source_types": ("fail", 1)}, last["tests"]
 
 
 def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(project, after_each_batch):
     # Every model upstream finishes the batch (the runs above left the other formats' staging behind).
-    project.dbt("run", "--select", "+shop__orders__current")
+    project.dbt("run", "--select", "+shop__orders__huawei_drs_json__current")
     versions = {model: last_commit(project, model)["version"] for model in TYPED_MODELS}
     results = [
         result
@@ -249,7 +255,7 @@ def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(projec
     assert {result.node.name: last_commit(project, result.node.name)["version"] for result in results} == versions
     # The history's typed columns are rendered from cdc_table_columns and the stored table: not when the
     # model has nothing to read, as its SQL never runs.
-    (history,) = (result.node for result in results if result.node.name == "shop__orders__history")
+    (history,) = (result.node for result in results if result.node.name == "shop__orders__huawei_drs_json__history")
     assert "versions.row[" not in history.compiled_code, history.compiled_code
 
 

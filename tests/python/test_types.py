@@ -154,7 +154,7 @@ def test_typed_history_of_the_sample_orders(built_warehouse):
         " cast(amount as string) as amount, typeof(amount) as amount_type, hex(note) as note,"
         " cast(created_at as string) as created_at, typeof(created_at) as created_at_type,"
         " cast(updated_at as string) as updated_at, typeof(updated_at) as updated_at_type, customer, is_current"
-        " from {{ ref('shop__orders__history') }} where pk = '[\"1\"]' order by valid_from",
+        " from {{ ref('shop__orders__huawei_drs_json__history') }} where pk = '[\"1\"]' order by valid_from",
         limit=1,
     )
     # The first sample message: order 1 inserted, note "[-18, 31, 75, 66]", updated_at "1772438400.000".

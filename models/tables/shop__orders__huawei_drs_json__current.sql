@@ -4,7 +4,7 @@
 {{ config(unique_key='chain_id', merge_delete_when='is_deleted') }}
 {%- set batch = cdc_batch() %}
 select typed_versions.*  -- noqa: AM04
-from {{ ref('shop__orders__history') }} as typed_versions
+from {{ ref('shop__orders__huawei_drs_json__history') }} as typed_versions
 where
     typed_versions.is_current
     {%- if is_incremental() %}
