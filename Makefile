@@ -133,7 +133,7 @@ test-python: setup
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
 # CI runs them after make test.
 test-slow: setup
-	$(BIN)/pytest -q -m slow --durations=10
+	$(BIN)/pytest -q -m slow --durations=30
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
 # Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
