@@ -171,7 +171,10 @@ def mongo(step: Step) -> list[bytes]:
 
 
 def dts(step: Step, rng: random.Random) -> list[bytes]:
-    writer = dts_writer.DtsWriter("bench", seq_id=step.seq - 1, clock_s=step.ts_ms // 1000, server_id=1)
+    # A writer per step, placed where the stream's writer would be: seqId and binlog position follow seq.
+    writer = dts_writer.DtsWriter(
+        "bench", seq_id=step.seq - 1, clock_s=step.ts_ms // 1000, server_id=1, position=4 + (step.seq - 1) * 187
+    )
     if step.kind == "heartbeat":
         entry = writer.heartbeat()
     elif step.kind == "ddl":

@@ -21,12 +21,14 @@ class DtsWriter:
     """Entries of one MySQL database as DTS writes them. Each entry takes the next seqId and binlog position;
     its header's timestamp is `clock_s` (seconds), which a DML entry moves to its changes' commit time."""
 
-    def __init__(self, database: str, seq_id: int = 5000, clock_s: int = 0, server_id: int = 1013306) -> None:
+    def __init__(
+        self, database: str, seq_id: int = 5000, clock_s: int = 0, server_id: int = 1013306, position: int = 4
+    ) -> None:
         self.database = database
         self.seq_id = seq_id
         self.clock_s = clock_s
         self.server_id = server_id
-        self.position = 4
+        self.position = position
 
     def entry(self, message_type: int, table: str = "") -> pb.Entry:
         self.seq_id += 1
