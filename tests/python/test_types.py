@@ -192,8 +192,9 @@ def test_scaffold_names_and_literals_are_safe():
     assert 'sh"op' not in files["sh_op__or_ders_x__current.sql"]
     assert jinja_string("a{%b") == '"a\\u007b\\u0025b"'
     assert parse_table("db.sch.t") == SourceTable(database="db", schema="sch", table="t")
+    # One table from two streams: each model names its format.
     assert model_bases([SourceTable("a", "b", source_format="x"), SourceTable("a", "b", source_format="y")]) == [
-        "a__b",
+        "a__b__x",
         "a__b__y",
     ]
 
