@@ -159,6 +159,14 @@ def table_test_arguments(table: SourceTable) -> dict:
     return arguments
 
 
+def model_config(table: SourceTable, settings: str) -> str:
+    """The config call of a typed model: a model of one format's stream leaves the DAG where that format is
+    not enabled (cdc_enabled_formats), as the format's own models do."""
+    if table.source_format:
+        settings += f", enabled=cdc_format_enabled({jinja_string(table.source_format)})"
+    return "{{ config(" + settings + ") }}\n"
+
+
 def history_sql(table: SourceTable) -> str:
     arguments = table_arguments(table)
     metadata = ",\n".join(
@@ -171,8 +179,8 @@ def history_sql(table: SourceTable) -> str:
         # No name of the table here but as a Jinja string literal: a name could end a comment or a string.
         "-- Written by cdc-scaffold: every version of the source table, one typed column per source column,\n"
         "-- merged by scd_id from the versions cdc_history wrote in the batches this model has not read.\n"
-        "{{ config(unique_key='scd_id') }}\n"
-        "{%- set batch = cdc_batch() %}\n"
+        + model_config(table, "unique_key='scd_id'")
+        + "{%- set batch = cdc_batch() %}\n"
         f"select\n{metadata}\n"
         f"    {{{{- cdc_typed_columns('versions', {arguments}) }}}}\n"
         "from {{ ref('cdc_history') }} as versions\n"
@@ -182,13 +190,13 @@ def history_sql(table: SourceTable) -> str:
     )
 
 
-def current_sql(base: str) -> str:
+def current_sql(table: SourceTable, base: str) -> str:
     return (
         "-- Written by cdc-scaffold: the open version of every live key of the history model, merged by\n"
         "-- chain_id from the history's rows of the batches this model has not read; a key whose open\n"
         "-- version is a delete leaves the table (merge_delete_when). Its columns are the history model's.\n"
-        "{{ config(unique_key='chain_id', merge_delete_when='is_deleted') }}\n"
-        "{%- set batch = cdc_batch() %}\n"
+        + model_config(table, "unique_key='chain_id', merge_delete_when='is_deleted'")
+        + "{%- set batch = cdc_batch() %}\n"
         "select typed_versions.*  -- noqa: AM04\n"
         f"from {{{{ ref('{base}__history') }}}} as typed_versions\n"
         "where\n"
@@ -330,7 +338,7 @@ def scaffold_files(table: SourceTable, base: str | None = None, columns: list[So
     base = base or model_base_name(table)
     return {
         f"{base}__history.sql": history_sql(table),
-        f"{base}__current.sql": current_sql(base),
+        f"{base}__current.sql": current_sql(table, base),
         f"_{base}__models.yml": schema_yaml(table, base, columns),
     }
 

@@ -37,6 +37,12 @@
 
 
 {# Whether a model shared under this staging or events name has an enabled format: its config(enabled=...). #}
+{# Whether this deployment reads the format: a typed model of its stream is enabled only then. #}
+{% macro cdc_format_enabled(source_format) -%}
+    {{ return(source_format in cdc_enabled_formats()) }}
+{%- endmacro %}
+
+
 {% macro cdc_models_enabled(staging=none, events=none) -%}
     {{ return(cdc_formats(staging=staging, events=events) | length > 0) }}
 {%- endmacro %}

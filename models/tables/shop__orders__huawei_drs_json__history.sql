@@ -1,6 +1,6 @@
 -- Written by cdc-scaffold: every version of the source table, one typed column per source column,
 -- merged by scd_id from the versions cdc_history wrote in the batches this model has not read.
-{{ config(unique_key='scd_id') }}
+{{ config(unique_key='scd_id', enabled=cdc_format_enabled("huawei_drs_json")) }}
 {%- set batch = cdc_batch() %}
 select
     versions.source_format,
