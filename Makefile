@@ -17,7 +17,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
+.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -133,17 +133,28 @@ test-python: setup
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
 # CI runs them after make test.
 test-slow: setup
-	$(BIN)/pytest -q -m slow --durations=30
+	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
 # Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
 test-cluster: setup executor-env hdfs kafka-broker
 	$(BIN)/pytest -q -m cluster --durations=10
 
+ORCHESTRATORS := $(VENV)/.orchestrators
+
+$(ORCHESTRATORS): pyproject.toml | setup
+	$(BIN)/pip install -q -e '.[dev,airflow,dagster]' --config-settings editable_mode=compat
+	touch $@
+
+orchestrators: $(ORCHESTRATORS)
+
+# Everything every suite needs, for .ci/run to install before it runs the suites side by side; the extras
+# before executor-env, which packs the versions .venv holds.
+test-setup: setup kafka-broker hdfs orchestrators executor-env
+
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.
-test-orchestration: setup kafka-broker
-	$(BIN)/pip install -q -e '.[dev,airflow,dagster]' --config-settings editable_mode=compat
+test-orchestration: setup kafka-broker orchestrators
 	$(BIN)/pytest -q -m orchestration --durations=10
 
 # cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
