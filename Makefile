@@ -1,7 +1,7 @@
 # make run   : set up from nothing, land the sample data (all nine formats), dbt build, print a summary
 # make test  : ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor examples in a temporary
-#              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it,
-#              then make test-slow, test-kafka, test-orchestration and test-cluster.
+#              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it
+#              beside make test-slow, test-kafka, test-orchestration and test-cluster.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -24,7 +24,8 @@ help:
 	@echo "make build        a scheduled run (cdc-build): seeds when they changed, the change log, the typed tables that changed"
 	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
 	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
-	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it, then test-slow)"
+	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it beside the other suites)"
+	@echo "make test-setup   everything every suite needs (both orchestrators' extras, every jar): what CI installs first"
 	@echo "make test-unit    the dbt unit tests alone: vendor rules (Canal, DTS regrouping, Alibaba halves and pairing, history) on hand-written rows"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
@@ -116,8 +117,9 @@ run: setup land build
 test: lint test-python
 
 # The suites' JVMs run small queries for minutes at most: C1 alone compiles for a fraction of the CPU C2
-# takes (73 of 100 s of a suite's JVM went to C2 compiler threads), and the suites share two cores side by
-# side in CI (.ci/run). The profile passes CDC_JAVA_OPTIONS to the driver and the executors.
+# takes (C2's compiler threads took 73 s of the 173 s of JVM CPU of one slow test module), and the suites
+# share two cores side by side in CI (.ci/run). The profile passes CDC_JAVA_OPTIONS to the driver and the
+# executors (docs/decisions.md, "CI: suites side by side").
 TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
 test-python test-unit test-slow test-kafka test-orchestration test-cluster test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
 
