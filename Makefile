@@ -139,7 +139,7 @@ test-python: setup
 	$(BIN)/pytest -q --durations=15
 
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
-# CI runs them after make test.
+# CI runs them beside make test. Two workers, a test file each at a time: a module's fixtures stay together.
 test-slow: setup
 	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30
 
