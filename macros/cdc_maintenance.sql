@@ -214,8 +214,15 @@
 {% endmacro %}
 
 
-{# OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. #}
+{#
+    OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. A table with no
+    commit since a maintenance that left nothing to do is skipped (cdc_maintained_since_last_change).
+#}
 {% macro cdc_compact_and_vacuum(relation, retain_hours) %}
+    {%- if cdc_maintained_since_last_change(relation) -%}
+        {%- do log('cdc-maintain: ' ~ relation ~ ': no commit since its last vacuum, skipped', info=true) -%}
+        {{- return(none) -}}
+    {%- endif -%}
     {%- set before = cdc_table_files(relation) -%}
     {%- do run_query('optimize ' ~ relation) -%}
     {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ retain_hours ~ ' hours') -%}
@@ -231,4 +238,29 @@
 {% macro cdc_table_files(relation) %}
     {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
     {{- return({'files': detail['numFiles'], 'bytes': detail['sizeInBytes']}) -}}
+{% endmacro %}
+
+
+{#
+    Whether a table is as the last maintenance left it, with nothing for another to do: its newest commits
+    are a completed VACUUM, and its last other commit (the maintenance's OPTIMIZE, a run's write) is older
+    than the retention that vacuum kept, so every file removed before it was deleted. Needs Delta's vacuum
+    logging (on by default for local and HDFS storage); without it, or past the newest 30 commits, the
+    table is maintained. A crashed write's stray files in a table skipped this way wait for its next commit.
+#}
+{% macro cdc_maintained_since_last_change(relation) %}
+    {%- set history = run_query('describe history ' ~ relation ~ ' limit 30').rows -%}
+    {%- if history | length < 3 or history[0]['operation'] != 'VACUUM END'
+        or history[1]['operation'] != 'VACUUM START'
+        or (fromjson(history[0]['operationParameters']) or {}).get('status') != 'COMPLETED' -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- set vacuum = fromjson(history[1]['operationParameters']) or {} -%}
+    {%- set retention_ms = vacuum.get('specifiedRetentionMillis', vacuum.get('defaultRetentionMillis')) -%}
+    {%- set changes = history | rejectattr('operation', 'in', ['VACUUM START', 'VACUUM END']) | list -%}
+    {%- if retention_ms is none or not changes -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- set kept = modules.datetime.timedelta(milliseconds=retention_ms | int) -%}
+    {{- return(changes[0]['timestamp'] + kept <= history[1]['timestamp']) -}}
 {% endmacro %}

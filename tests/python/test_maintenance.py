@@ -7,7 +7,8 @@
 3. a fourth batch and a run: the run works on the maintained tables;
 4. a fifth batch lands, written by a late writer with an ingested_at of the year 2000; maintenance with
    retention 0 days: landing keeps only that batch, which no model has read (its old ingested_at does not
-   make it expire), and every other table but the run log keeps its rows;
+   make it expire), and every other table but the run log keeps its rows; it compacts and vacuums only the
+   tables something committed to since the first (not the seeds);
 5. a run reads the fifth batch; a full refresh of the Canal staging model, which would read all of landing,
    refuses, naming what retention removed, and leaves its table as it was;
 6. a sixth batch lands, the DRS staging model's rows of the run log are set aside (a model that finished
@@ -73,6 +74,11 @@ def files(spark, table: str) -> tuple[int, int]:
     return detail.numFiles, len(on_disk)
 
 
+def table_versions(spark) -> dict[str, int]:
+    """Each table's newest Delta version: a table nothing committed to keeps its version."""
+    return {table: spark.sql(f"describe history {table} limit 1").first().version for table in tables(spark)}
+
+
 def versions(spark) -> list[tuple]:
     rows = spark.sql(
         f"""
@@ -131,6 +137,7 @@ def maintained(spark, tmp_path_factory) -> dict:
     states["kept_everything"] = maintenance("--retain-hours", "0", "--keep-days", "3650")
     states["after"] = contents(spark)
     states["files_after"] = {table: files(spark, table) for table in tables(spark)}
+    maintained_at = table_versions(spark)
 
     land(spark, [("canal_json", CANAL_TOPIC, 4, row_change(4, "INSERT", 6, {"id": "3", "note": "after"}))])
     run()
@@ -143,7 +150,11 @@ def maintained(spark, tmp_path_factory) -> dict:
         ingested_at=datetime(2000, 1, 1, tzinfo=UTC),
     )
     before_retention = contents(spark)
+    before_versions = table_versions(spark)
+    states["written_since_maintenance"] = sorted(t for t in before_versions if before_versions[t] != maintained_at[t])
     states["retention"] = maintenance("--retain-hours", "0", "--keep-days", "0")
+    after_versions = table_versions(spark)
+    states["committed_by_maintenance"] = sorted(t for t in after_versions if after_versions[t] != before_versions[t])
     after_retention = contents(spark)
     states["changed_by_retention"] = sorted(t for t in before_retention if before_retention[t] != after_retention[t])
     states["landed_after_retention"] = sorted(
@@ -186,6 +197,15 @@ def test_maintenance_compacts_every_table_and_vacuums_what_it_no_longer_holds(ma
     assert before[f"{SCHEMA}.cdc_history"][0] > 1 and before[LANDING][0] > 1
     assert {table: live for table, (live, _) in after.items() if live > 1} == {}
     assert {table: (live, on_disk) for table, (live, on_disk) in after.items() if on_disk != live} == {}
+
+
+def test_maintenance_skips_the_tables_nothing_committed_to_since_the_last_one(maintained):
+    written = maintained["written_since_maintenance"]
+    # The run after the first maintenance wrote the Canal path; the late writer landed; no seed was loaded.
+    assert {f"{SCHEMA}.stg_canal_json__messages", f"{SCHEMA}.cdc_history", LANDING} <= set(written)
+    assert f"{SCHEMA}.cdc_types__mysql" not in written and f"{SCHEMA}.stg_huawei_drs__messages" not in written
+    # Every table written since was compacted and vacuumed again (new commits), and no other one.
+    assert maintained["committed_by_maintenance"] == written
 
 
 def test_a_run_after_maintenance_works(maintained):
