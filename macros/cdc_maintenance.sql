@@ -249,6 +249,9 @@
     table is maintained. A crashed write's stray files in a table skipped this way wait for its next commit.
 #}
 {% macro cdc_maintained_since_last_change(relation) %}
+    {%- if not execute -%}
+        {{- return(false) -}}
+    {%- endif -%}
     {%- set history = run_query('describe history ' ~ relation ~ ' limit 30').rows -%}
     {%- if history | length < 3 or history[0]['operation'] != 'VACUUM END'
         or history[1]['operation'] != 'VACUUM START'

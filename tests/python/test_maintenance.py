@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import dbt_in_process
+from conftest import dbt_in_process, dbt_show_in_process
 from test_batches import row_change
 
 from cdc_lakehouse.landing_table import LANDING_COLUMNS, ensure_landing_table
@@ -250,3 +250,33 @@ def test_a_commit_some_model_has_not_read_is_kept_while_another_model_finished_n
         (CANAL_TOPIC, '["5"]', "c", "unread", True, False),
         (DRS_TOPIC, '["7"]', "c", "drs", True, False),
     ]
+
+
+def test_a_table_is_skipped_only_once_its_vacuum_deleted_every_file_removed_before_it(spark, dbt_work_dir):
+    """The rule on a table of its own: a vacuum that kept an hour of removed files leaves work for the next
+    maintenance; one that kept none leaves nothing, until the next commit."""
+    table = "maintenance_probe.orders"
+    spark.sql("DROP SCHEMA IF EXISTS maintenance_probe CASCADE")
+    spark.sql("CREATE SCHEMA maintenance_probe")
+    spark.sql(f"CREATE TABLE {table} (id int) USING delta")
+    spark.sql(f"INSERT INTO {table} VALUES (1)")
+    spark.sql(f"INSERT INTO {table} VALUES (2)")
+
+    def skipped() -> bool:
+        sql = f"select {{{{ cdc_maintained_since_last_change('{table}') }}}} as skipped"
+        return dbt_show_in_process(spark, dbt_work_dir, sql)[0]["skipped"]
+
+    outcomes = {"written": skipped()}
+    spark.sql(f"OPTIMIZE {table}")
+    # Delta refuses a retention under a week unless told (cdc_maintain tells it the same way).
+    spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+    try:
+        spark.sql(f"VACUUM {table} RETAIN 1 HOURS")
+        outcomes["an_hour_kept"] = skipped()
+        spark.sql(f"VACUUM {table} RETAIN 0 HOURS")
+        outcomes["nothing_kept"] = skipped()
+    finally:
+        spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+    spark.sql(f"INSERT INTO {table} VALUES (3)")
+    outcomes["written_again"] = skipped()
+    assert outcomes == {"written": False, "an_hour_kept": False, "nothing_kept": True, "written_again": False}
