@@ -10,12 +10,16 @@
     (a transactional producer's commit markers take offsets, compaction removes messages), so parts are
     placed by their rank among the partition's landed messages, never by offset arithmetic.
 
-    Incremental: a run regroups each partition from its first message that no earlier run settled (the
-    parts of a waiting group, new messages), or from the settled group before it, and appends the groups
-    not settled before. A message that lands after the group it falls into was settled (in an offset gap
-    of that group, too) is quarantined on its own.
+    Incremental: a run regroups only the partitions its batch landed messages in, each from its first
+    message that no earlier run settled (the parts of a waiting group, new messages), or from the settled
+    group before it, and appends the groups not settled before. A message that lands after the group it
+    falls into was settled (in an offset gap of that group, too) is quarantined on its own. The stored
+    groups and the envelopes are read through broadcast joins on the batch's partitions, for a largest
+    settled offset per partition; the windows and the grouping run on the regrouped range only
+    (docs/decisions.md, "DTS regrouping follows the batch").
 #}
 
+{%- set batch = cdc_batch() %}
 with
 
 all_envelopes as (
@@ -24,28 +28,70 @@ all_envelopes as (
 ),
 
 {% if is_incremental() %}
-    settled_offsets as (
-        -- Distinct: the join below marks each message once, even one an older build settled twice.
+    batch_envelopes as (
+        select *
+        from all_envelopes
+        where {{ cdc_in_batch(batch) }}
+    ),
+
+    batch_partitions as (
         select distinct
+            batch_envelopes.topic,
+            batch_envelopes.kafka_partition
+        from batch_envelopes
+    ),
+
+    settled_groups as (
+        -- The groups earlier runs settled in the batch's partitions: a semi join on them (Spark broadcasts
+        -- the batch's partitions), so a run aggregates the groups of those partitions only.
+        select
             settled.topic,
             settled.kafka_partition,
-            part_offset as kafka_offset
+            settled.kafka_offset,
+            array_max(settled.part_offsets) as last_part_offset
         from {{ this }} as settled
-            lateral view explode(settled.part_offsets) settled_parts as part_offset
+        left semi join batch_partitions
+            on
+                settled.topic = batch_partitions.topic
+                and settled.kafka_partition = batch_partitions.kafka_partition
+    ),
+
+    settled_up_to as (
+        -- Earlier runs settle a partition's messages in offset order and leave only its last group waiting,
+        -- so a message of an earlier batch was settled exactly when its offset is at most this one.
+        select
+            batch_partitions.topic,
+            batch_partitions.kafka_partition,
+            coalesce(max(settled_groups.last_part_offset), -1) as kafka_offset
+        from batch_partitions
+        left join settled_groups
+            on
+                batch_partitions.topic = settled_groups.topic
+                and batch_partitions.kafka_partition = settled_groups.kafka_partition
+        group by batch_partitions.topic, batch_partitions.kafka_partition
+    ),
+
+    partition_envelopes as (
+        -- Every landed message of the batch's partitions, marked by whether an earlier run settled it.
+        select /*+ broadcast(settled_up_to) */
+            all_envelopes.*,
+            not ({{ cdc_in_batch(batch, 'all_envelopes.cdc_batch_id') }})
+            and all_envelopes.kafka_offset <= settled_up_to.kafka_offset as was_settled_before
+        from all_envelopes
+        inner join settled_up_to
+            on
+                all_envelopes.topic = settled_up_to.topic
+                and all_envelopes.kafka_partition = settled_up_to.kafka_partition
     ),
 
     first_unsettled as (
         select
-            unsettled.topic,
-            unsettled.kafka_partition,
-            min(unsettled.kafka_offset) as kafka_offset
-        from all_envelopes as unsettled
-        left anti join settled_offsets
-            on
-                unsettled.topic = settled_offsets.topic
-                and unsettled.kafka_partition = settled_offsets.kafka_partition
-                and unsettled.kafka_offset = settled_offsets.kafka_offset
-        group by unsettled.topic, unsettled.kafka_partition
+            partition_envelopes.topic,
+            partition_envelopes.kafka_partition,
+            min(partition_envelopes.kafka_offset) as kafka_offset
+        from partition_envelopes
+        where not partition_envelopes.was_settled_before
+        group by partition_envelopes.topic, partition_envelopes.kafka_partition
     ),
 
     resume_points as (
@@ -55,7 +101,7 @@ all_envelopes as (
             first_unsettled.kafka_partition,
             coalesce(max(settled_groups.kafka_offset), first_unsettled.kafka_offset) as resume_offset
         from first_unsettled
-        left join {{ this }} as settled_groups
+        left join settled_groups
             on
                 first_unsettled.topic = settled_groups.topic
                 and first_unsettled.kafka_partition = settled_groups.kafka_partition
@@ -64,21 +110,14 @@ all_envelopes as (
     ),
 
     envelopes as (
-        -- The messages to regroup, each marked by whether an earlier run settled it.
-        select /*+ broadcast(resume_points) */
-            all_envelopes.*,
-            settled_offsets.kafka_offset is not null as was_settled_before
-        from all_envelopes
+        -- The messages to regroup: the batch's partitions from their resume points on.
+        select /*+ broadcast(resume_points) */ partition_envelopes.*
+        from partition_envelopes
         inner join resume_points
             on
-                all_envelopes.topic = resume_points.topic
-                and all_envelopes.kafka_partition = resume_points.kafka_partition
-                and all_envelopes.kafka_offset >= resume_points.resume_offset
-        left join settled_offsets
-            on
-                all_envelopes.topic = settled_offsets.topic
-                and all_envelopes.kafka_partition = settled_offsets.kafka_partition
-                and all_envelopes.kafka_offset = settled_offsets.kafka_offset
+                partition_envelopes.topic = resume_points.topic
+                and partition_envelopes.kafka_partition = resume_points.kafka_partition
+                and partition_envelopes.kafka_offset >= resume_points.resume_offset
     ),
 {% else %}
     envelopes as (
@@ -194,60 +233,44 @@ settled as (
         or checked.holds_settled_parts
 ),
 
-{% if is_incremental() %}
-    newly_settled as (
-        select
-            settled.topic,
-            settled.kafka_partition,
-            settled.group_offset,
-            settled.parts,
-            settled.ingested_at,
-            settled.source_format,
-            settled.group_error,
-            settled.is_complete
-        from settled
-        where not settled.holds_settled_parts
-    ),
-
-    late_parts as (
-        -- Messages no earlier run settled that fall into a group an earlier run settled (regrouped
-        -- because the partition resumes at or before it), each on its own with the reason. A part 0
-        -- landed in an offset gap of a settled group is one of them: it must not take that group's
-        -- later parts.
-        select
-            regrouped.topic,
-            regrouped.kafka_partition,
-            regrouped.part.kafka_offset as group_offset,
-            array(regrouped.part) as parts,
-            regrouped.ingested_at,
-            regrouped.source_format,
-            'Envelope part landed after its group was settled' as group_error,
-            false as is_complete
-        from (
-            select
-                settled.topic,
-                settled.kafka_partition,
-                settled.ingested_at,
-                settled.source_format,
-                settled.new_part_offsets,
-                part
-            from settled
-                lateral view explode(settled.parts) regrouped_parts as part
-            where settled.holds_settled_parts
-        ) as regrouped
-        where array_contains(regrouped.new_part_offsets, regrouped.part.kafka_offset)
-    ),
-
-    groups_to_decode as (
-        select * from newly_settled
-        union all
-        select * from late_parts
-    ),
-{% else %}
-    groups_to_decode as (
-        select * from settled
-    ),
-{% endif %}
+groups_to_decode as (
+    -- A group holding messages an earlier run settled was decided then: of it, each message no earlier
+    -- run settled is a group of its own, quarantined (a late part; a part 0 landed in an offset gap of a
+    -- settled group is one, and must not take that group's later parts). One pass, no union: the plan
+    -- above runs once.
+    select
+        settled.topic,
+        settled.kafka_partition,
+        decided.group_offset,
+        decided.parts,
+        settled.ingested_at,
+        settled.source_format,
+        decided.group_error,
+        decided.is_complete
+    from settled
+        lateral view explode(
+            if(
+                settled.holds_settled_parts,
+                transform(
+                    filter(settled.parts, part -> array_contains(settled.new_part_offsets, part.kafka_offset)),
+                    part -> named_struct(
+                        'group_offset', part.kafka_offset,
+                        'parts', array(part),
+                        'group_error', 'Envelope part landed after its group was settled',
+                        'is_complete', false
+                    )
+                ),
+                array(
+                    named_struct(
+                        'group_offset', settled.group_offset,
+                        'parts', settled.parts,
+                        'group_error', settled.group_error,
+                        'is_complete', settled.is_complete
+                    )
+                )
+            )
+        ) decided_groups as decided
+),
 
 joined as (
     select
@@ -276,7 +299,7 @@ reasoned as (
         coalesce(decoded.group_offset, decoded.parts[0].kafka_offset) as kafka_offset,
         transform(decoded.parts, part -> part.kafka_offset) as part_offsets,
         decoded.ingested_at,
-        {{ cdc_batch_id(cdc_batch()) }} as cdc_batch_id,
+        {{ cdc_batch_id(batch) }} as cdc_batch_id,
         decoded.entries.events,
         coalesce(
             decoded.group_error,
