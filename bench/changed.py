@@ -27,7 +27,7 @@ from cdc_lakehouse import PROJECT_DIR
 
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results
+from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results, seconds_bars
 
 
 def timed(action) -> tuple[float, object]:
@@ -45,9 +45,7 @@ def chart(changed: dict, path: Path) -> None:
     labels = ["first run", "nothing new", "1 of 20 tables\n(cdc-build)", "1 of 20 tables\n(every typed table)"]
     values = [changed[key] for key in ("first_s", "idle_s", "one_table_s", "one_table_all_typed_s")]
     figure, axis = plt.subplots(figsize=(8, 4))
-    axis.bar(labels, values)
-    for index, value in enumerate(values):
-        axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+    seconds_bars(axis, labels, values)
     axis.set_ylabel("scheduled run, s (wall, runner up)")
     axis.set_title(f"{changed['typed_tables']} typed tables, {changed['events']:,} events, one process")
     figure.tight_layout()

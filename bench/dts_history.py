@@ -19,7 +19,7 @@ from cdc_lakehouse import PROJECT_DIR
 
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import RESULTS_DIR, Warehouse, fresh_warehouse, model_seconds, record_results
+from bench.run import RESULTS_DIR, Warehouse, fresh_warehouse, model_seconds, record_results, seconds_bars
 
 MODELS = ("stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries")
 TOPIC = "dts.bench"
@@ -75,9 +75,7 @@ def chart(figures: dict, path) -> None:
     labels = [f"{size['messages']:,} messages" for size in sizes]
     values = [size["median_entries_s"] for size in sizes]
     figure, axis = plt.subplots(figsize=(6, 4))
-    axis.bar(labels, values)
-    for index, value in enumerate(values):
-        axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+    seconds_bars(axis, labels, values)
     axis.set_ylabel("stg_tencent_dts_protobuf__entries, s (median)")
     axis.set_title("A run of 20 new messages, by the DTS history held")
     figure.tight_layout()

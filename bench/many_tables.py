@@ -32,7 +32,7 @@ from cdc_lakehouse import PROJECT_DIR
 
 sys.path.insert(0, str(PROJECT_DIR))
 
-from bench.run import RESULTS_DIR, copy_project_with_typed_table, record_results
+from bench.run import RESULTS_DIR, copy_project_with_typed_table, record_results, seconds_bars
 
 WORK_DIR = PROJECT_DIR / "bench" / "work-many-tables"
 TABLE_COUNTS = (2, 400)
@@ -137,9 +137,7 @@ def chart(figures: dict, path: Path) -> None:
     runs = [figures["runs"][f"{count}_tables"] for count in TABLE_COUNTS]
     run_labels = [f"{run['source_tables']} source tables" for run in runs]
     values = [run["one_table_s"] for run in runs]
-    runs_axis.bar(run_labels, values)
-    for index, value in enumerate(values):
-        runs_axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+    seconds_bars(runs_axis, run_labels, values)
     runs_axis.set_ylabel("scheduled run, s (wall, runner up)")
     runs_axis.set_title("a run after 100 events of one table")
     figure.tight_layout()

@@ -235,6 +235,13 @@ def slowest_nodes(nodes: list[dict], count: int = 10) -> list[dict]:
     return [{"node": node["unique_id"].split(".", 2)[2], "s": round(node["execution_time"], 1)} for node in ranked]
 
 
+def seconds_bars(axis, labels: list[str], values: list[float]) -> None:
+    """A bar per label, each with its seconds written above it."""
+    axis.bar(labels, values)
+    for index, value in enumerate(values):
+        axis.text(index, value, f"{value:.1f} s", ha="center", va="bottom")
+
+
 def peak_rss_mb(spark) -> dict[str, int]:
     """High-water marks of resident memory: the driver JVM and this Python process."""
 
