@@ -169,7 +169,7 @@ def runs(spark, tmp_path_factory) -> dict:
         spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         with pytest.MonkeyPatch.context() as env:
             env.setenv("CDC_SCHEMA", schema)
-            dbt_in_process(spark, work_dir, "seed", dbt_vars=ENABLED)
+            dbt_in_process(spark, work_dir, "seed", "--select", *MODELS, dbt_vars=ENABLED)
     states = {}
 
     land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(1, "INSERT", 1, {"id": "1", "note": "new"})])
