@@ -114,7 +114,7 @@ def wait_for(what: str, probe, seconds: float = DEADLINE_SECONDS):
 @contextmanager
 def services(commands: list[list[str]], env: dict[str, str], logs: Path) -> Iterator[None]:
     """Long-running processes, each in its own process group, stopped (with every process they started) at
-    the end whatever happened."""
+    the end whatever happened. A failure shows the end of each one's log (CI keeps no files)."""
     logs.mkdir(parents=True, exist_ok=True)
     started = []
     try:
@@ -126,6 +126,10 @@ def services(commands: list[list[str]], env: dict[str, str], logs: Path) -> Iter
                 )
             )
         yield
+    except BaseException:
+        for log in sorted(logs.glob("*.log")):
+            print(f"----- the end of {log.name}", *log.read_text(errors="replace").splitlines()[-60:], sep="\n")
+        raise
     finally:
         for process in started:
             os.killpg(process.pid, signal.SIGTERM)
@@ -280,6 +284,7 @@ def daily_cron(at: datetime) -> str:
 def test_dagster_daemon_runs_the_scheduled_jobs_one_at_a_time(spark, broker, tmp_path):
     from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus
     from dagster._core.instance.ref import InstanceRef
+    from dagster._core.scheduler.instigation import InstigatorType
 
     warehouse, env = orchestrated_warehouse(tmp_path, broker)
     home = tmp_path / "dagster"
@@ -289,19 +294,36 @@ def test_dagster_daemon_runs_the_scheduled_jobs_one_at_a_time(spark, broker, tmp
     definitions = str(PROJECT_DIR / "orchestration" / "dagster_project" / "definitions.py")
     project = str(PROJECT_DIR / "orchestration" / "dagster_project" / "project.py")
     assert_succeeded(run(env, str(VENV_BIN / "dagster-dbt"), "project", "prepare-and-package", "--file", project))
-    # The daemon needs under a minute to load the definitions: the hourly job's tick is the first whole
-    # minute after that, the audit's and the maintenance's the minute after, while the hourly run holds the pool.
-    hourly_at = next_minute(datetime.now(UTC) + timedelta(seconds=45))
-    env["CDC_DAGSTER_HOURLY_CRON"] = daily_cron(hourly_at)
-    env["CDC_DAGSTER_AUDIT_CRON"] = env["CDC_DAGSTER_MAINTENANCE_CRON"] = daily_cron(hourly_at + timedelta(minutes=1))
     instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
     jobs = {"cdc_lakehouse_hourly", "cdc_lakehouse_audit", "cdc_lakehouse_maintenance"}
+    daemon = [[str(VENV_BIN / "dagster-daemon"), "run", "-f", definitions]]
+
+    # The daemon runs a schedule's ticks from the moment it first recorded the schedule, however long it then
+    # takes to load the definitions again (a loaded machine took longer than a minute). A first start, with
+    # ticks a day away, records the three schedules and measures the load.
+    env["CDC_DAGSTER_HOURLY_CRON"] = env["CDC_DAGSTER_AUDIT_CRON"] = env["CDC_DAGSTER_MAINTENANCE_CRON"] = daily_cron(
+        datetime.now(UTC) - timedelta(hours=1)
+    )
+    started = time.monotonic()
+    with services(daemon, env, tmp_path / "dagster-first-logs"):
+        wait_for(
+            "the daemon to record the schedules",
+            lambda: len(instance.all_instigator_state(instigator_type=InstigatorType.SCHEDULE)) == len(jobs),
+            600,
+        )
+    loading = timedelta(seconds=time.monotonic() - started)
+    # The hourly job's tick is the next whole minute; the audit's and the maintenance's come once the daemon
+    # has loaded again, while the hourly run holds the pool: a daemon late for both would order them at random.
+    hourly_at = next_minute(datetime.now(UTC))
+    env["CDC_DAGSTER_HOURLY_CRON"] = daily_cron(hourly_at)
+    audit_at = max(hourly_at + timedelta(minutes=1), next_minute(datetime.now(UTC) + 2 * loading))
+    env["CDC_DAGSTER_AUDIT_CRON"] = env["CDC_DAGSTER_MAINTENANCE_CRON"] = daily_cron(audit_at)
 
     def all_finished():
         runs = {record.dagster_run.job_name: record for record in instance.get_run_records()}
         return runs if set(runs) == jobs and all(r.dagster_run.is_finished for r in runs.values()) else None
 
-    with services([[str(VENV_BIN / "dagster-daemon"), "run", "-f", definitions]], env, tmp_path / "dagster-logs"):
+    with services(daemon, env, tmp_path / "dagster-logs"):
         runs = wait_for("the three scheduled runs", all_finished)
 
     assert {job: r.dagster_run.status for job, r in runs.items()} == dict.fromkeys(jobs, DagsterRunStatus.SUCCESS)
