@@ -3,7 +3,8 @@
 Topics of three formats are produced as their vendors write them: Canal and DRS JSON over several
 partitions with keys and producer timestamps, DTS envelopes split across messages and written in a Kafka
 transaction (its commit marker takes an offset: the partition has a gap). Expected rows are written by hand
-from the messages below. One warehouse holds every scenario; one `dbt build` runs at the end.
+from the messages below. One warehouse holds every scenario; one `dbt build` of the change log and the
+history runs at the end.
 """
 
 import json
@@ -29,6 +30,10 @@ SASL_USER, SASL_PASSWORD = "cdc", "s3cret-cdc-password"
 HEADERS = [("trace", b"a"), ("trace", b"b"), ("source", None)]
 FORMATS = {"cdc_enabled_formats": ["canal_json", "tencent_dts_protobuf", "huawei_drs_json"]}
 CREATED_MS = 1767225600000  # 2026-01-01 00:00:00 UTC
+# What the build at the end selects: everything but the typed tables, the type seeds and the snapshot.
+CHANGE_LOG = ("+cdc_history", "+cdc_quarantine", "+cdc_redeliveries", "cdc_current")
+# Messages per partition of the topic whose ingest is killed mid-way.
+KILLED_OFFSETS = 30
 
 VENDOR_RULES = """
 topics:
@@ -238,7 +243,8 @@ def broker(tmp_path_factory) -> Iterator[Broker]:
 
 @pytest.fixture(scope="module")
 def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
-    """Every scenario's topics produced and ingested into one warehouse, then one dbt build; their outputs."""
+    """Every scenario's topics produced and ingested into one warehouse, then one build of the history; their
+    outputs."""
     warehouse = Warehouse(tmp_path_factory.mktemp("kafka_warehouse"))
     outputs: dict[str, object] = {"warehouse": warehouse}
     create_topics(
@@ -300,12 +306,12 @@ def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
     left_open.commit()
     outputs["txn_after_commit"] = transactional.run()
 
-    # Killed after its first micro-batch of 20 messages, then run again.
+    # Killed after its first micro-batch of 20 messages (of 90: four batches to go), then run again.
     produce(
         broker,
         [
             ("kill.orders", partition, canal(offset, "INSERT", {"id": f"{partition}{offset:03d}", "status": "new"}))
-            for offset in range(100)
+            for offset in range(KILLED_OFFSETS)
             for partition in range(3)
         ],
     )
@@ -349,7 +355,10 @@ def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
     running.process.send_signal(signal.SIGTERM)
     outputs["live"] = running.finish()
 
-    build = warehouse.dbt("build", "--vars", json.dumps(FORMATS))
+    # The change log, the history and current state, the quarantine and the redeliveries, with their seeds and
+    # tests (every landed message accounted for among them); the scheduled-build and orchestration suites build
+    # the typed tables.
+    build = warehouse.dbt("build", "--select", *CHANGE_LOG, "--vars", json.dumps(FORMATS))
     assert_succeeded(build)
     yield outputs
 
@@ -440,9 +449,10 @@ def test_a_second_run_finds_nothing_new(ingested):
 def test_a_run_killed_mid_ingest_and_rerun_lands_every_message_once(spark, ingested):
     assert_succeeded(ingested["kill_rerun"])
     warehouse = ingested["warehouse"]
-    assert landed(spark, warehouse, "kill.orders") == [(p, o) for p in range(3) for o in range(100)]
+    offsets = range(KILLED_OFFSETS)
+    assert landed(spark, warehouse, "kill.orders") == [(p, o) for p in range(3) for o in offsets]
     assert events(spark, warehouse, "kill.orders") == [
-        (p, o, 0, "canal_json", "c", o, {"id": f"{p}{o:03d}", "status": "new"}) for p in range(3) for o in range(100)
+        (p, o, 0, "canal_json", "c", o, {"id": f"{p}{o:03d}", "status": "new"}) for p in range(3) for o in offsets
     ]
 
 
