@@ -170,7 +170,7 @@ test-orchestration: setup kafka-broker orchestrators
 test-kafka: setup kafka-broker
 	$(BIN)/pytest -q -m kafka --durations=10
 
-# make test-slow draws one change stream per format (4 formats); this draws 20 per format (about an hour on 2 cores).
+# make test-slow draws one change stream per format (4 formats, in one warehouse); this draws 20 per format.
 test-history-property: setup
 	HISTORY_EXAMPLES=20 $(BIN)/pytest -q -m slow tests/python/test_history_property.py
 

@@ -41,8 +41,8 @@ class DbtProject:
     """The project's models run in-process against the test session, in their own schema.
 
     The first run builds every model the history depends on (the other formats' staging tables are empty);
-    a reset then drops only the tables a change of the reset's format passes through (and those of the
-    format used before, which still hold its messages), and later runs select just those: the seeds and
+    a reset then drops only the tables a change of the reset's formats passes through (and those of the
+    formats used before, which still hold their messages), and later runs select just those: the seeds and
     the empty staging tables of other formats stay, which saves most of a run.
     """
 
@@ -53,18 +53,24 @@ class DbtProject:
         # The project whose models run: this one, or a copy cdc-scaffold writes typed models into.
         self.project_dir = PROJECT_DIR
         self.built = False
-        self.source_format = "huawei_drs_json"
+        self.source_formats: tuple[str, ...] = ("huawei_drs_json",)
         # Tables dropped by the last reset that the next run must build again.
         self.dropped: tuple[str, ...] = ()
 
-    def path_tables(self, source_format: str | None = None) -> tuple[str, ...]:
-        return (*format_path_tables(source_format or self.source_format), *COMMON_PATH_TABLES)
+    def path_tables(self, source_formats: tuple[str, ...] | None = None) -> tuple[str, ...]:
+        formats = source_formats or self.source_formats
+        return (
+            *(table for source_format in formats for table in format_path_tables(source_format)),
+            *COMMON_PATH_TABLES,
+        )
 
-    def reset(self, source_format: str = "huawei_drs_json") -> None:
+    def reset(self, *source_formats: str) -> None:
+        """An empty landing table and history for changes of these formats (default: Huawei DRS JSON)."""
         from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
+        source_formats = source_formats or ("huawei_drs_json",)
         if self.built:
-            previous, reset = self.path_tables(self.source_format), self.path_tables(source_format)
+            previous, reset = self.path_tables(self.source_formats), self.path_tables(source_formats)
             self.dropped = tuple(dict.fromkeys((*previous, *reset)))
             for table in self.dropped:
                 self.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{table}")
@@ -72,13 +78,15 @@ class DbtProject:
             self.spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
             ensure_landing_table(self.spark)
             self.dbt("seed")
-        self.source_format = source_format
+        self.source_formats = source_formats
         self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
     def land(self, topic: str, messages: list[bytes], partition: int = 0) -> None:
+        """One landing commit of messages in the format of the last reset (of one format)."""
         from cdc_lakehouse.landing import land
 
-        land(self.spark, self.source_format, topic, partition, messages)
+        (source_format,) = self.source_formats
+        land(self.spark, source_format, topic, partition, messages)
 
     def dbt(self, *arguments: str, check: bool = True):
         return dbt_in_process(
