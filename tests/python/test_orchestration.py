@@ -312,11 +312,12 @@ def test_dagster_daemon_runs_the_scheduled_jobs_one_at_a_time(spark, broker, tmp
             600,
         )
     loading = timedelta(seconds=time.monotonic() - started)
-    # The hourly job's tick is the next whole minute; the audit's and the maintenance's come once the daemon
-    # has loaded again, while the hourly run holds the pool: a daemon late for both would order them at random.
-    hourly_at = next_minute(datetime.now(UTC))
-    env["CDC_DAGSTER_HOURLY_CRON"] = daily_cron(hourly_at)
-    audit_at = max(hourly_at + timedelta(minutes=1), next_minute(datetime.now(UTC) + 2 * loading))
+    # The hourly job's tick is the next whole minute; the audit's and the maintenance's a minute after the
+    # daemon should have loaded again (twice the first load), while the hourly run holds the pool: a daemon
+    # late for both ticks would launch the runs in any order.
+    now = datetime.now(UTC)
+    env["CDC_DAGSTER_HOURLY_CRON"] = daily_cron(next_minute(now))
+    audit_at = next_minute(now + 2 * loading + timedelta(minutes=1))
     env["CDC_DAGSTER_AUDIT_CRON"] = env["CDC_DAGSTER_MAINTENANCE_CRON"] = daily_cron(audit_at)
 
     def all_finished():
