@@ -243,8 +243,8 @@ def broker(tmp_path_factory) -> Iterator[Broker]:
 
 @pytest.fixture(scope="module")
 def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
-    """Every scenario's topics produced and ingested into one warehouse, then one build of the history; their
-    outputs."""
+    """Every scenario's topics produced and ingested into one warehouse, then one build of the change log and
+    the history; their outputs."""
     warehouse = Warehouse(tmp_path_factory.mktemp("kafka_warehouse"))
     outputs: dict[str, object] = {"warehouse": warehouse}
     create_topics(
