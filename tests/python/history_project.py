@@ -14,6 +14,8 @@ from cdc_lakehouse.formats import format_traits
 
 SCHEMA = "history_test"
 
+# What the first run builds: the change log, history and current state, with their seeds.
+CHANGE_LOG = ("+cdc_current", "+cdc_redeliveries", "cdc_quarantine")
 # The models every change passes through on its way to the history; cdc_current is their view.
 COMMON_PATH_TABLES = (
     "int_cdc_events__landed",
@@ -40,10 +42,12 @@ def format_path_tables(source_format: str) -> tuple[str, ...]:
 class DbtProject:
     """The project's models run in-process against the test session, in their own schema.
 
-    The first run builds every model the history depends on (the other formats' staging tables are empty);
-    a reset then drops only the tables a change of the reset's formats passes through (and those of the
-    formats used before, which still hold their messages), and later runs select just those: the seeds and
-    the empty staging tables of other formats stay, which saves most of a run.
+    Only the formats of the last reset are enabled (var cdc_enabled_formats), so a run builds their models
+    alone. The first reset loads the seeds the change log reads (of every format, so a later reset to other
+    formats finds them) and the first run builds the change log; a reset then drops only the tables a change
+    of the previous and of the new formats passes through, and later runs select just those: the seeds,
+    cdc_quarantine and the other stored models stay, which saves most of a run. Typed tables need the type
+    seeds too: `type_mappings` loads them once.
     """
 
     def __init__(self, spark, root: Path, dbt_vars: dict | None = None) -> None:
@@ -54,8 +58,7 @@ class DbtProject:
         self.project_dir = PROJECT_DIR
         self.built = False
         self.source_formats: tuple[str, ...] = ("huawei_drs_json",)
-        # Tables dropped by the last reset that the next run must build again.
-        self.dropped: tuple[str, ...] = ()
+        self.type_mappings_built = False
 
     def path_tables(self, source_formats: tuple[str, ...] | None = None) -> tuple[str, ...]:
         formats = source_formats or self.source_formats
@@ -70,14 +73,12 @@ class DbtProject:
 
         source_formats = source_formats or ("huawei_drs_json",)
         if self.built:
-            previous, reset = self.path_tables(self.source_formats), self.path_tables(source_formats)
-            self.dropped = tuple(dict.fromkeys((*previous, *reset)))
-            for table in self.dropped:
+            for table in dict.fromkeys((*self.path_tables(), *self.path_tables(source_formats))):
                 self.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{table}")
         else:
             self.spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
             ensure_landing_table(self.spark)
-            self.dbt("seed")
+            self.dbt("seed", "--select", *CHANGE_LOG, every_format=True)
         self.source_formats = source_formats
         self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -88,20 +89,28 @@ class DbtProject:
         (source_format,) = self.source_formats
         land(self.spark, source_format, topic, partition, messages)
 
-    def dbt(self, *arguments: str, check: bool = True):
+    def dbt(self, *arguments: str, check: bool = True, every_format: bool = False):
+        """A dbt command with the formats of the last reset enabled, or all of them."""
+        enabled = {} if every_format else {"cdc_enabled_formats": list(self.source_formats)}
+        dbt_vars = {**(self.dbt_vars or {}), **enabled}
         return dbt_in_process(
-            self.spark, self.root, *arguments, dbt_vars=self.dbt_vars, check=check, project_dir=self.project_dir
+            self.spark, self.root, *arguments, dbt_vars=dbt_vars, check=check, project_dir=self.project_dir
         )
 
     def run(self, *also: str) -> None:
         """A run of the models changes pass through, and of the models `also` names, in one batch."""
         if self.built:
-            tables = dict.fromkeys((*self.dropped, *self.path_tables()))
-            self.dbt("run", "--select", *tables, "cdc_current", *also)
+            self.dbt("run", "--select", *self.path_tables(), "cdc_current", *also)
         else:
-            self.dbt("run", "--select", "+cdc_current", "+cdc_redeliveries", "cdc_quarantine", *also)
+            self.dbt("run", "--select", *CHANGE_LOG, *also)
             self.built = True
-        self.dropped = ()
+
+    def type_mappings(self) -> None:
+        """The type seeds and cdc_type_mappings, which the typed tables read, once per session."""
+        if not self.type_mappings_built:
+            self.dbt("seed", "--exclude", *CHANGE_LOG, every_format=True)
+            self.dbt("run", "--select", "cdc_type_mappings")
+            self.type_mappings_built = True
 
 
 # One project per Spark session: the modules that use it share the seeds and the first build.

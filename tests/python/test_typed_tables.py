@@ -120,7 +120,7 @@ def after_each_batch(project) -> list[dict]:
     project.reset()
     for model in ("cdc_observed_column_types", *TYPED_MODELS):
         project.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{model}")
-    project.dbt("run", "--select", "cdc_type_mappings")
+    project.type_mappings()
     states = []
     for number, batch in enumerate(BATCHES):
         project.land(TOPIC, batch)
@@ -386,7 +386,7 @@ def canal_tables(project, tmp_path_factory) -> dict:
 
     try:
         project.reset("canal_json")
-        project.dbt("run", "--select", "cdc_type_mappings")
+        project.type_mappings()
         typed = tuple(f"{base}__{kind}" for base in (CHINESE_BASE, ODD_BASE) for kind in ("history", "current"))
         sources = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns")
         project.land(CANAL_TOPIC, CHINESE_BATCHES[0])
