@@ -3,38 +3,24 @@ partitions, landed again, or without a sequenceId ("-1").
 
 An update's event takes its before half's position, so its event_id is the same whether its halves land
 together or apart, and a half landed again at another offset adds no second event. dbt runs in this
-process on the test session, like test_history.py: the first run builds every model the history and the
-reconciliation test need (the other formats' staging tables stay empty); each scenario then starts from an
-emptied landing table and drops only the tables a StreamX message passes through. An incremental run
-reads only the landing commits since the previous one. The messages have the
-shape of seed 003 (whole database to Kafka); expected rows are written by hand.
+process on the test session, on the project test_history.py uses (history_project.py), with StreamX alone
+enabled: each scenario starts from an emptied landing table and the tables a StreamX message passes
+through dropped, and an incremental run reads only the landing commits since the previous one. The
+messages have the shape of seed 003 (whole database to Kafka); expected rows are written by hand.
 """
 
 import json
-import os
 from datetime import datetime
 
 import pytest
-from conftest import dbt_in_process
-from history_project import COMMON_PATH_TABLES, format_path_tables
+from history_project import SCHEMA, project_in_schema
 
 pytestmark = pytest.mark.slow
 
-SCHEMA = "aliyun_pairing_test"
 FORMAT = "aliyun_streamx_json"
 TOPIC = f"{FORMAT}.pairing"
 SEQ = "1700000000000000005"
-# The tables a StreamX message passes through on its way to the history and the reconciliation test.
-PATH_TABLES = (*format_path_tables(FORMAT), *COMMON_PATH_TABLES, "cdc_quarantine")
 RECONCILIATION_TEST = "cdc_every_landed_message_is_accounted_for"
-# The first run builds every model the history and the reconciliation test read; the seeds loaded are theirs.
-FIRST_RUN = (
-    "+cdc_current",
-    "+cdc_redeliveries",
-    "+cdc_quarantine",
-    "+stg_tencent_dts_protobuf__envelopes",
-    "+int_aliyun__update_pairs",
-)
 
 
 def streamx(op: str, sequence_id: str | None, event_time: int, before=None, after=None) -> bytes:
@@ -72,142 +58,111 @@ BEFORE = streamx("UPDATE_BEFOR", SEQ, 1700000002000, before=status(7, "new"))
 AFTER = streamx("UPDATE_AFTER", SEQ, 1700000002000, after=status(7, "paid"))
 
 
-class StreamxProject:
-    """The project's models run in process on the test session, in their own schema."""
+def state(project) -> dict:
+    """What the tables hold for the topic, and whether the reconciliation test passes."""
+    spark = project.spark
+    events = spark.sql(
+        f"""
+        select kafka_partition, kafka_offset, op, event_id, event_order, source_seq, after['status'] as status
+        from {SCHEMA}.cdc_events where topic = '{TOPIC}' order by kafka_partition, kafka_offset
+        """
+    ).collect()
+    pairs = spark.sql(
+        f"""
+        select kafka_partition, kafka_offset, sequence_id, message_offsets
+        from {SCHEMA}.int_aliyun__update_pairs where topic = '{TOPIC}'
+        order by kafka_partition, kafka_offset
+        """
+    ).collect()
+    redeliveries = spark.sql(
+        f"""
+        select kafka_partition, kafka_offset from {SCHEMA}.cdc_redeliveries where topic = '{TOPIC}'
+        order by kafka_partition, kafka_offset
+        """
+    ).collect()
+    current = spark.sql(
+        f"""
+        select pk, op, row['status'] as status from {SCHEMA}.cdc_current
+        where source_format = '{FORMAT}' and source_name = '{TOPIC}' order by pk
+        """
+    ).collect()
+    reconciliation = project.dbt("test", "--select", RECONCILIATION_TEST, check=False)
+    return {
+        "events": [
+            (e.kafka_partition, e.kafka_offset, e.op, e.status, e.event_id, [int(part) for part in e.event_order])
+            for e in events
+        ],
+        "pairs": [
+            (p.kafka_partition, p.kafka_offset, p.sequence_id, [tuple(m) for m in p.message_offsets]) for p in pairs
+        ],
+        "redeliveries": [tuple(r) for r in redeliveries],
+        "current": [tuple(c) for c in current],
+        "accounted": reconciliation.success,
+    }
 
-    def __init__(self, spark, root) -> None:
-        self.spark = spark
-        self.root = root
-        self.built = False
 
-    def dbt(self, *arguments: str, check: bool = True):
-        return dbt_in_process(self.spark, self.root, *arguments, check=check)
-
-    def reset(self) -> None:
-        from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
-
-        if self.built:
-            for table in PATH_TABLES:
-                self.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{table}")
-        else:
-            self.spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-            ensure_landing_table(self.spark)
-            self.dbt("seed", "--select", *FIRST_RUN)
-        self.spark.sql(f"DELETE FROM {LANDING_TABLE}")
-
-    def land(self, partition: int, *messages: bytes) -> None:
-        from cdc_lakehouse.landing import land
-
-        land(self.spark, FORMAT, TOPIC, partition, list(messages))
-
-    def run(self) -> dict:
-        """An incremental run, then what the tables hold for the topic."""
-        if self.built:
-            self.dbt("run", "--select", *PATH_TABLES, "cdc_current")
-        else:
-            self.dbt("run", "--select", *FIRST_RUN)
-            self.built = True
-        return self.state()
-
-    def state(self) -> dict:
-        events = self.spark.sql(
-            f"""
-            select kafka_partition, kafka_offset, op, event_id, event_order, source_seq, after['status'] as status
-            from {SCHEMA}.cdc_events where topic = '{TOPIC}' order by kafka_partition, kafka_offset
-            """
-        ).collect()
-        pairs = self.spark.sql(
-            f"""
-            select kafka_partition, kafka_offset, sequence_id, message_offsets
-            from {SCHEMA}.int_aliyun__update_pairs where topic = '{TOPIC}'
-            order by kafka_partition, kafka_offset
-            """
-        ).collect()
-        redeliveries = self.spark.sql(
-            f"""
-            select kafka_partition, kafka_offset from {SCHEMA}.cdc_redeliveries where topic = '{TOPIC}'
-            order by kafka_partition, kafka_offset
-            """
-        ).collect()
-        current = self.spark.sql(
-            f"""
-            select pk, op, row['status'] as status from {SCHEMA}.cdc_current
-            where source_format = '{FORMAT}' and source_name = '{TOPIC}' order by pk
-            """
-        ).collect()
-        reconciliation = self.dbt("test", "--select", RECONCILIATION_TEST, check=False)
-        return {
-            "events": [
-                (e.kafka_partition, e.kafka_offset, e.op, e.status, e.event_id, [int(part) for part in e.event_order])
-                for e in events
-            ],
-            "pairs": [
-                (p.kafka_partition, p.kafka_offset, p.sequence_id, [tuple(m) for m in p.message_offsets]) for p in pairs
-            ],
-            "redeliveries": [tuple(r) for r in redeliveries],
-            "current": [tuple(c) for c in current],
-            "accounted": reconciliation.success,
-        }
+def run(project) -> dict:
+    """An incremental run, then the state it left."""
+    project.run()
+    return state(project)
 
 
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
-    saved = os.environ.get("CDC_SCHEMA")
-    os.environ["CDC_SCHEMA"] = SCHEMA
-    yield StreamxProject(spark, tmp_path_factory.mktemp("aliyun_pairing_dbt"))
-    if saved is None:
-        os.environ.pop("CDC_SCHEMA", None)
-    else:
-        os.environ["CDC_SCHEMA"] = saved
+    yield from project_in_schema(spark, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
 def together(project) -> dict:
     """The before half in partition 0 and the after half in partition 1, landed before one run."""
-    project.reset()
-    project.land(0, BEFORE)
-    project.land(1, AFTER)
-    return project.run()
+    project.reset(FORMAT)
+    project.land(TOPIC, [BEFORE], 0)
+    project.land(TOPIC, [AFTER], 1)
+    return run(project)
 
 
 @pytest.fixture(scope="module")
 def apart(project, together) -> list[dict]:
     """The same two halves at the same positions, the after half in one run and the before half in the
     next; then both landed again at new offsets, then the after half once more."""
-    project.reset()
+    project.reset(FORMAT)
     states = []
-    project.land(1, AFTER)
-    states.append(project.run())
-    project.land(0, BEFORE)
-    states.append(project.run())
-    project.land(0, BEFORE)
-    project.land(1, AFTER)
-    states.append(project.run())
-    project.land(1, AFTER)
-    states.append(project.run())
+    project.land(TOPIC, [AFTER], 1)
+    states.append(run(project))
+    project.land(TOPIC, [BEFORE], 0)
+    states.append(run(project))
+    project.land(TOPIC, [BEFORE], 0)
+    project.land(TOPIC, [AFTER], 1)
+    states.append(run(project))
+    project.land(TOPIC, [AFTER], 1)
+    states.append(run(project))
     return states
 
 
 @pytest.fixture(scope="module")
 def unknown_sequence(project, apart) -> list[dict]:
     """An insert with a known sequenceId, then updates with "-1", their halves landed in two runs."""
-    project.reset()
+    project.reset(FORMAT)
     states = []
     project.land(
-        0,
-        streamx("INSERT", "1700000000000000001", 1700000001000, after=status(7, "new")),
-        streamx("UPDATE_BEFOR", "-1", 1700000002000, before=status(7, "new")),
+        TOPIC,
+        [
+            streamx("INSERT", "1700000000000000001", 1700000001000, after=status(7, "new")),
+            streamx("UPDATE_BEFOR", "-1", 1700000002000, before=status(7, "new")),
+        ],
     )
-    states.append(project.run())
+    states.append(run(project))
     project.land(
-        0,
-        streamx("UPDATE_AFTER", "-1", 1700000002000, after=status(7, "paid")),
-        # Halves of two other updates, both "-1", not next to each other: never paired together.
-        streamx("UPDATE_BEFOR", "-1", 1700000003000, before=status(8, "new")),
-        streamx("INSERT", "1700000000000000002", 1700000003000, after=status(9, "new")),
-        streamx("UPDATE_AFTER", "-1", 1700000003000, after=status(10, "paid")),
+        TOPIC,
+        [
+            streamx("UPDATE_AFTER", "-1", 1700000002000, after=status(7, "paid")),
+            # Halves of two other updates, both "-1", not next to each other: never paired together.
+            streamx("UPDATE_BEFOR", "-1", 1700000003000, before=status(8, "new")),
+            streamx("INSERT", "1700000000000000002", 1700000003000, after=status(9, "new")),
+            streamx("UPDATE_AFTER", "-1", 1700000003000, after=status(10, "paid")),
+        ],
     )
-    states.append(project.run())
+    states.append(run(project))
     return states
 
 
