@@ -19,6 +19,7 @@ from conftest import (
     project_without_typed_tables,
     typed_text_sql,
 )
+from test_huawei_drs_json import read_table
 
 from cdc_lakehouse.scaffold import (
     HISTORY_METADATA_COLUMNS,
@@ -147,16 +148,30 @@ def test_sample_vendor_types_resolve_to_these_mappings(built_warehouse):
     assert [key for key, (_, _, rule) in resolved.items() if rule is None] == [("huawei_drs_json", "geometryzz")]
 
 
-def test_typed_history_of_the_sample_orders(built_warehouse):
-    rows = dbt_show(
-        built_warehouse,
-        "select pk, cast(order_id as string) as order_id, typeof(order_id) as order_id_type,"
-        " cast(amount as string) as amount, typeof(amount) as amount_type, hex(note) as note,"
-        " cast(created_at as string) as created_at, typeof(created_at) as created_at_type,"
-        " cast(updated_at as string) as updated_at, typeof(updated_at) as updated_at_type, customer, is_current"
-        " from {{ ref('shop__orders__huawei_drs_json__history') }} where pk = '[\"1\"]' order by valid_from",
-        limit=1,
-    )
+def test_typed_history_of_the_sample_orders(spark, built_warehouse):
+    # The typed table's files, read by this session: a dbt process would cost a JVM start.
+    history = read_table(spark, built_warehouse, "shop__orders__huawei_drs_json__history")
+    rows = [
+        row.asDict()
+        for row in history.where("pk = '[\"1\"]'")
+        .orderBy("valid_from")
+        .selectExpr(
+            "pk",
+            "cast(order_id as string) as order_id",
+            "typeof(order_id) as order_id_type",
+            "cast(amount as string) as amount",
+            "typeof(amount) as amount_type",
+            "hex(note) as note",
+            "cast(created_at as string) as created_at",
+            "typeof(created_at) as created_at_type",
+            "cast(updated_at as string) as updated_at",
+            "typeof(updated_at) as updated_at_type",
+            "customer",
+            "is_current",
+        )
+        .limit(1)
+        .collect()
+    ]
     # The first sample message: order 1 inserted, note "[-18, 31, 75, 66]", updated_at "1772438400.000".
     assert rows == [
         {
