@@ -1,7 +1,8 @@
 """The project's models run in-process on the test Spark session, in their own schema, for history tests.
 
-Shared by test_history.py (hand-written scenarios) and test_history_property.py (generated change streams
-of several formats).
+Shared by test_history.py (hand-written scenarios), test_history_property.py (generated change streams
+of several formats), test_aliyun_update_pairing.py (StreamX update halves on streams) and
+test_typed_tables.py (typed models built on it).
 """
 
 import os
