@@ -6,17 +6,13 @@ Expected values are written out by hand from the vendor texts (epoch values conv
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
-import yaml
 from conftest import (
     PROJECT_DIR,
-    VENV_BIN,
     Warehouse,
     assert_succeeded,
     dbt_show_in_process,
-    project_without_typed_tables,
     typed_text_sql,
 )
 from test_huawei_drs_json import read_table
@@ -227,14 +223,6 @@ def test_scaffold_bad_arguments_are_one_line_and_exit_2(argv, capsys, tmp_path):
     assert err.startswith("cdc-scaffold: error: ") and err.count("\n") == 1
 
 
-@pytest.fixture(scope="module")
-def scaffold_project(tmp_path_factory) -> Path:
-    """A copy of the project without typed table models, for cdc-scaffold to write into; it builds against
-    drs_warehouse, where vendor_examples/huawei_drs_json/own_schema_evolution.jsonl landed: `evo.items`
-    gains a column `color` by DDL between two inserts, and `evo.shapes` has a type no seed maps."""
-    return project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
-
-
 def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
     # own_schema_evolution.jsonl brings the one type no seed maps; every other vendor type is mapped. The
     # build that built the warehouse succeeded (the fixture checks it) and warned of it.
@@ -243,51 +231,6 @@ def test_unmapped_vendor_type_is_a_warning_not_a_failed_build(built_warehouse):
         built_warehouse.build_output,
         re.S,
     ), built_warehouse.build_output[-3000:]
-
-
-# Three cdc-scaffold and dbt runs: in make test-slow, which keeps make test under its 12 minutes.
-@pytest.mark.slow
-def test_scaffolded_tables_build_with_added_columns_null_before(spark, drs_warehouse, scaffold_project):
-    command = [str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project)]
-    dry_run = drs_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
-    assert_succeeded(dry_run)
-    assert "cdc-scaffold: (dry run) models/tables/evo__items__history.sql: new" in dry_run.stdout
-    assert not (scaffold_project / "models" / "tables").exists()
-    assert_succeeded(drs_warehouse.run(*command, "--source-format", "huawei_drs_json"))
-    written = sorted(p.name for p in (scaffold_project / "models" / "tables").iterdir())
-    assert {
-        "_evo__items__models.yml",
-        "_evo__shapes__models.yml",
-        "evo__items__current.sql",
-        "evo__items__history.sql",
-        "evo__shapes__current.sql",
-        "evo__shapes__history.sql",
-    } <= set(written)
-    # The YAML documents the typed columns: color arrived by DDL; DRS's mysqlType "decimal" has no parameters.
-    (items_history, _) = yaml.safe_load(
-        (scaffold_project / "models" / "tables" / "_evo__items__models.yml").read_text()
-    )["models"]
-    assert [(column["name"], column.get("data_type")) for column in items_history["columns"][10:]] == [
-        ("id", "int"),
-        ("price", "decimal(38,10)"),
-        ("color", "string"),
-    ]
-    evo_models = ["evo__items__history", "evo__items__current", "evo__shapes__history", "evo__shapes__current"]
-    assert_succeeded(drs_warehouse.dbt("build", "--project-dir", str(scaffold_project), "--select", *evo_models))
-    # The tables' files, read by this session: a dbt show would start a JVM.
-    items = read_table(spark, drs_warehouse, "evo__items__history").orderBy("id")
-    assert [
-        row.asDict()
-        for row in items.selectExpr(
-            "id", "typeof(id) as id_type", "cast(price as string) as price", "color", "is_current"
-        ).collect()
-    ] == [
-        {"id": 1, "id_type": "int", "price": "9.5000000000", "color": None, "is_current": True},
-        {"id": 2, "id_type": "int", "price": "3.2500000000", "color": "red", "is_current": True},
-    ]
-    # The unmapped type is kept as its text (the DRS staging turned the byte list "[]" into base64 "").
-    shapes = read_table(spark, drs_warehouse, "evo__shapes__current")
-    assert [row.shape for row in shapes.collect()] == [""]
 
 
 if __name__ == "__main__":
