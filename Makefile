@@ -122,13 +122,14 @@ test: lint test-python
 # share two cores side by side in CI (.ci/run). The profile passes CDC_JAVA_OPTIONS to the driver and the
 # executors (docs/decisions.md, "CI: suites side by side").
 TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
-# The long suites also evaluate their queries interpreted, as Spark's own tests can: on a few rows, compiling
-# each query's generated Java costs more than it saves (test_batches alone: 444 s with code generation,
-# 304 s without). make test keeps Spark's code generation, as deployed, over every format and dbt test
-# (docs/decisions.md, "CI: suites side by side").
+# The suites of a local driver also evaluate their queries interpreted, as Spark's own tests can: on a few
+# rows, compiling each query's generated Java costs more than it saves (test_batches alone: 444 s with code
+# generation, 304 s without). make test and make test-cluster keep Spark's code generation, as deployed: the
+# one over every format and dbt test, the other on a cluster, whose executors refuse Spark settings in their
+# JVM options (docs/decisions.md, "CI: suites side by side").
 INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.factoryMode=NO_CODEGEN
-test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
-test-slow test-kafka test-orchestration test-cluster test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
+test-python test-unit test-cluster: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
+test-slow test-kafka test-orchestration test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
 
 lint: setup
 	$(BIN)/ruff check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
