@@ -121,15 +121,31 @@ test: lint test-python
 # takes (C2's compiler threads took 73 s of the 173 s of JVM CPU of one slow test module), and the suites
 # share two cores side by side in CI (.ci/run). The profile passes CDC_JAVA_OPTIONS to the driver and the
 # executors (docs/decisions.md, "CI: suites side by side").
-TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
+JIT_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
+# And they map the classes a Spark driver loads (Spark, Hive, Delta's session) from an archive one driver
+# wrote at set-up (class data sharing) rather than loading and verifying them again: a `dbt seed` took 5 s of
+# CPU less of about 53. A JVM whose class path is not the driver's (a cluster's executors) warns that it cannot
+# use the archive and loads its classes as usual.
+SPARK_CLASSES := target/spark-classes.jsa
+TEST_JAVA_OPTIONS := $(JIT_OPTIONS) -XX:SharedArchiveFile=$(CURDIR)/$(SPARK_CLASSES)
 # The suites of a local driver also evaluate their queries interpreted, as Spark's own tests can: on a few
 # rows, compiling each query's generated Java costs more than it saves (test_batches alone: 444 s with code
-# generation, 304 s without). make test and make test-cluster keep Spark's code generation, as deployed: the
-# one over every format and dbt test, the other on a cluster, whose executors refuse Spark settings in their
-# JVM options (docs/decisions.md, "CI: suites side by side").
+# generation, 304 s without). Spark's code generation is kept, as deployed, by make test (every format and
+# dbt test) and by the cluster suite's run on a standalone master, whose executors refuse Spark settings in
+# their JVM options (test_cluster.py; docs/decisions.md, "CI: suites side by side").
 INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.factoryMode=NO_CODEGEN
-test-python test-unit test-cluster: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
-test-slow test-kafka test-orchestration test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
+test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
+test-slow test-kafka test-orchestration test-cluster test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
+
+# The archive holds the classes a `dbt seed` into a warehouse of its own loaded. Its driver writes it on
+# exiting, after dbt has: the recipe waits for that JVM.
+$(SPARK_CLASSES): $(BIN)/dbt $(SPARK_JARS)
+	rm -rf target/spark-classes-warehouse $@
+	CDC_WAREHOUSE=$(CURDIR)/target/spark-classes-warehouse DBT_TARGET_PATH=$(CURDIR)/target/spark-classes-dbt \
+		CDC_JAVA_OPTIONS="$(JIT_OPTIONS) -XX:ArchiveClassesAtExit=$(CURDIR)/$@" $(BIN)/dbt seed --select cdc_sources >target/spark-classes.log
+	while pgrep -f '[A]rchiveClassesAtExit=$(CURDIR)/$@' >/dev/null; do sleep 1; done
+	rm -rf target/spark-classes-warehouse target/spark-classes-dbt
+	test -s $@
 
 lint: setup
 	$(BIN)/ruff check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
@@ -140,20 +156,20 @@ lint: setup
 # The dbt unit tests (models/**/_*__unit_tests.yml): the vendor rules on hand-written rows, in a warehouse of
 # their own with nothing in it (no seeds, nothing landed), in under a minute. make test runs them too: its
 # shared build is a whole `dbt build`, which runs every unit test before the model it tests.
-test-unit: setup
+test-unit: setup $(SPARK_CLASSES)
 	CDC_WAREHOUSE=$(CURDIR)/target/unit-warehouse $(BIN)/dbt test --select test_type:unit
 
-test-python: setup
+test-python: setup $(SPARK_CLASSES)
 	$(BIN)/pytest -q --durations=15
 
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
 # CI runs them beside make test. Two workers, a test file each at a time: a module's fixtures stay together.
-test-slow: setup
+test-slow: setup $(SPARK_CLASSES)
 	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
 # Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
-test-cluster: setup executor-env hdfs kafka-broker
+test-cluster: setup $(SPARK_CLASSES) executor-env hdfs kafka-broker
 	$(BIN)/pytest -q -m cluster --durations=10
 
 ORCHESTRATORS := $(VENV)/.orchestrators
@@ -165,20 +181,20 @@ $(ORCHESTRATORS): pyproject.toml | setup
 orchestrators: $(ORCHESTRATORS)
 
 # Everything every suite needs, for .ci/run to install before it runs the suites side by side; the extras
-# before executor-env, which packs the versions .venv holds.
-test-setup: setup kafka-broker hdfs orchestrators executor-env
+# before executor-env, which packs the versions .venv holds, and the class archive last, of the jars .venv holds.
+test-setup: setup kafka-broker hdfs orchestrators executor-env $(SPARK_CLASSES)
 
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.
-test-orchestration: setup kafka-broker orchestrators
+test-orchestration: setup $(SPARK_CLASSES) kafka-broker orchestrators
 	$(BIN)/pytest -q -m orchestration --durations=10
 
 # cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
-test-kafka: setup kafka-broker
+test-kafka: setup $(SPARK_CLASSES) kafka-broker
 	$(BIN)/pytest -q -m kafka --durations=10
 
 # make test-slow draws one change stream per format (4 formats, in one warehouse); this draws 20 per format.
-test-history-property: setup
+test-history-property: setup $(SPARK_CLASSES)
 	HISTORY_EXAMPLES=20 $(BIN)/pytest -q -m slow tests/python/test_history_property.py
 
 # The DTS schema is a copy of ../shared/formats/tencent_dts_subscribe.proto; its module is committed.

@@ -7,6 +7,7 @@ Marked `cluster` (run by `make test-cluster`): the servers and the JVMs are too 
 """
 
 import itertools
+import os
 import signal
 import subprocess
 import sys
@@ -69,6 +70,13 @@ def shared_warehouse(root, postgres: Postgres, hdfs: str, name: str, **settings:
     )
 
 
+def deployed_evaluation(java_options: str) -> str:
+    """The suite's JVM options less its Spark settings (Makefile, INTERPRETED_QUERIES): executors refuse
+    spark.* options (INVALID_EXECUTOR_SPARK_OPTIONS), and a run on the cluster keeps Spark's code generation,
+    as deployed."""
+    return " ".join(option for option in java_options.split() if not option.startswith("-Dspark."))
+
+
 def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_storage(spark, tmp_path, postgres, hdfs):
     with start_standalone_cluster(tmp_path) as (master_url, work_dirs):
         warehouse = shared_warehouse(
@@ -79,6 +87,7 @@ def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_stora
             CDC_TARGET="cluster",
             CDC_SPARK_MASTER=master_url,
             CDC_EXECUTOR_MEMORY="1g",
+            CDC_JAVA_OPTIONS=deployed_evaluation(os.environ.get("CDC_JAVA_OPTIONS", "")),
             # The formats whose decoding runs on the executors (Python UDFs, spark-avro, the schema file).
             CDC_ENABLED_FORMATS="tencent_dts_protobuf,huawei_drs_avro,huawei_drs_json",
             # Python workers must run the packed environment's interpreter (spark.archives), not this one.
