@@ -160,17 +160,17 @@ test-unit: setup $(SPARK_CLASSES)
 	CDC_WAREHOUSE=$(CURDIR)/target/unit-warehouse $(BIN)/dbt test --select test_type:unit
 
 test-python: setup $(SPARK_CLASSES)
-	$(BIN)/pytest -q --durations=15
+	$(BIN)/pytest -q --durations=15 --cpu-durations=15
 
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
 # CI runs them beside make test. Two workers, a test file each at a time: a module's fixtures stay together.
 test-slow: setup $(SPARK_CLASSES)
-	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30
+	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30 --cpu-durations=30
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
 # Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
 test-cluster: setup $(SPARK_CLASSES) executor-env hdfs kafka-broker
-	$(BIN)/pytest -q -m cluster --durations=10
+	$(BIN)/pytest -q -m cluster --durations=10 --cpu-durations=10
 
 ORCHESTRATORS := $(VENV)/.orchestrators
 
@@ -187,11 +187,11 @@ test-setup: setup kafka-broker hdfs orchestrators executor-env $(SPARK_CLASSES)
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.
 test-orchestration: setup $(SPARK_CLASSES) kafka-broker orchestrators
-	$(BIN)/pytest -q -m orchestration --durations=10
+	$(BIN)/pytest -q -m orchestration --durations=10 --cpu-durations=10
 
 # cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
 test-kafka: setup $(SPARK_CLASSES) kafka-broker
-	$(BIN)/pytest -q -m kafka --durations=10
+	$(BIN)/pytest -q -m kafka --durations=10 --cpu-durations=10
 
 # make test-slow draws one change stream per format (4 formats, in one warehouse); this draws 20 per format.
 test-history-property: setup $(SPARK_CLASSES)

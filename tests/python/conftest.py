@@ -19,6 +19,8 @@ from cdc_lakehouse import PROJECT_DIR
 from vendor_writers.tencent_dts_protobuf import envelope as dts_envelope
 from vendor_writers.tencent_dts_protobuf import envelopes as dts_split
 
+pytest_plugins = ["cpu_durations"]
+
 VENV_BIN = Path(sys.executable).parent
 VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 
