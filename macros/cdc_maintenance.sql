@@ -109,9 +109,7 @@
         from {{ landing }} as landed
         left anti join {{ unread }} as unread
             on
-                landed.topic = unread.topic
-                and landed.kafka_partition = unread.kafka_partition
-                and landed.kafka_offset = unread.kafka_offset
+                {{ same_message('landed', 'unread') }}
         where landed.ingested_at < timestamp'{{ cutoff }}' and landed.source_format in ({{ formats }})
     {%- endset -%}
     {%- set expired_formats = run_query(
@@ -132,8 +130,7 @@
         {%- do run_query('alter table ' ~ landing ~ ' set tblproperties (' ~ marks | join(', ') ~ ')') -%}
         {%- do run_query(
             'merge into ' ~ landing ~ ' as landed using (' ~ expired ~ ') as expired'
-            ~ ' on landed.topic = expired.topic and landed.kafka_partition = expired.kafka_partition'
-            ~ ' and landed.kafka_offset = expired.kafka_offset and landed.source_format = expired.source_format'
+            ~ ' on ' ~ same_message('landed', 'expired') ~ ' and landed.source_format = expired.source_format'
             ~ " and landed.ingested_at < timestamp'" ~ cutoff ~ "' when matched then delete"
         ) -%}
     {%- else -%}

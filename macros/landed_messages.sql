@@ -36,9 +36,7 @@
             {{ stored_rows_sharing_keys(this, cdc_landed_rows(batch), offsets, offsets) }}
         ) as staged
             on
-                landed.topic = staged.topic
-                and landed.kafka_partition = staged.kafka_partition
-                and landed.kafka_offset = staged.kafka_offset
+                {{ same_message('landed', 'staged') }}
     {% endif %}
     where landed.delivery_number = 1
 {% endmacro %}

@@ -145,8 +145,7 @@ waiting_parts as (
         from {{ ref('stg_' ~ staging_name ~ '__envelopes') }} as envelopes
         left join last_settled_parts
             on
-                envelopes.topic = last_settled_parts.topic
-                and envelopes.kafka_partition = last_settled_parts.kafka_partition
+                {{ same_partition('envelopes', 'last_settled_parts') }}
         where envelopes.kafka_offset > coalesce(last_settled_parts.kafka_offset, -1)
         {% if not loop.last %}union all{% endif %}
     {% else %}
@@ -162,9 +161,7 @@ waiting_halves as (
     from staged_update_halves
     left anti join update_halves
         on
-            staged_update_halves.topic = update_halves.topic
-            and staged_update_halves.kafka_partition = update_halves.kafka_partition
-            and staged_update_halves.kafka_offset = update_halves.kafka_offset
+            {{ same_message('staged_update_halves', 'update_halves') }}
 ),
 
 explained as (
@@ -182,6 +179,4 @@ select
 from landed
 left anti join explained
     on
-        landed.topic = explained.topic
-        and landed.kafka_partition = explained.kafka_partition
-        and landed.kafka_offset = explained.kafka_offset
+        {{ same_message('landed', 'explained') }}

@@ -91,8 +91,7 @@ adjacent_pairs as (
     from all_halves as before_halves
     inner join all_halves as after_halves
         on
-            before_halves.topic = after_halves.topic
-            and before_halves.kafka_partition = after_halves.kafka_partition
+            {{ same_partition('before_halves', 'after_halves') }}
             and before_halves.kafka_offset + 1 = after_halves.kafka_offset
             and after_halves.update_half = 'after'
             and after_halves.sequence_id is null
@@ -157,7 +156,5 @@ from pairs
 {% if is_incremental() %}
     left anti join {{ this }} as known_pairs
         on
-            pairs.before_half.topic = known_pairs.topic
-            and pairs.before_half.kafka_partition = known_pairs.kafka_partition
-            and pairs.before_half.kafka_offset = known_pairs.kafka_offset
+            {{ same_message('pairs.before_half', 'known_pairs') }}
 {% endif %}

@@ -42,7 +42,5 @@ from new_quarantined
 {% if is_incremental() %}
     left anti join {{ this }} as known
         on
-            new_quarantined.topic = known.topic
-            and new_quarantined.kafka_partition = known.kafka_partition
-            and new_quarantined.kafka_offset = known.kafka_offset
+            {{ same_message('new_quarantined', 'known') }}
 {% endif %}

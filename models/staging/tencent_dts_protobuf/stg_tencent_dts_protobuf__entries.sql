@@ -52,8 +52,7 @@ all_envelopes as (
         from {{ this }} as settled
         left semi join batch_partitions
             on
-                settled.topic = batch_partitions.topic
-                and settled.kafka_partition = batch_partitions.kafka_partition
+                {{ same_partition('settled', 'batch_partitions') }}
     ),
 
     settled_up_to as (
@@ -66,8 +65,7 @@ all_envelopes as (
         from batch_partitions
         left join settled_groups
             on
-                batch_partitions.topic = settled_groups.topic
-                and batch_partitions.kafka_partition = settled_groups.kafka_partition
+                {{ same_partition('batch_partitions', 'settled_groups') }}
         group by batch_partitions.topic, batch_partitions.kafka_partition
     ),
 
@@ -80,8 +78,7 @@ all_envelopes as (
         from all_envelopes
         inner join settled_up_to
             on
-                all_envelopes.topic = settled_up_to.topic
-                and all_envelopes.kafka_partition = settled_up_to.kafka_partition
+                {{ same_partition('all_envelopes', 'settled_up_to') }}
     ),
 
     first_unsettled as (
@@ -103,8 +100,7 @@ all_envelopes as (
         from first_unsettled
         left join settled_groups
             on
-                first_unsettled.topic = settled_groups.topic
-                and first_unsettled.kafka_partition = settled_groups.kafka_partition
+                {{ same_partition('first_unsettled', 'settled_groups') }}
                 and settled_groups.kafka_offset < first_unsettled.kafka_offset
         group by first_unsettled.topic, first_unsettled.kafka_partition, first_unsettled.kafka_offset
     ),
@@ -115,8 +111,7 @@ all_envelopes as (
         from partition_envelopes
         inner join resume_points
             on
-                partition_envelopes.topic = resume_points.topic
-                and partition_envelopes.kafka_partition = resume_points.kafka_partition
+                {{ same_partition('partition_envelopes', 'resume_points') }}
                 and partition_envelopes.kafka_offset >= resume_points.resume_offset
     ),
 {% else %}
