@@ -1,17 +1,26 @@
 """`--cpu-durations=N`: the CPU seconds each test phase took, beside pytest's wall-clock `--durations`.
 
 In CI the suites share two cores side by side (.ci/run), so a phase's wall time says as much about its
-neighbours as about itself; its CPU time (this process and every process under it: the Spark driver, its
-Python workers, dbt and cdc-* subprocesses, the servers a fixture starts) is what cutting it would save. A
-phase is charged what its processes used while it ran, including the part of a module fixture's processes
-(a broker, a session's driver) that ran beside it. Under xdist each worker measures its own processes and
-the report travels with the test's (docs/decisions.md, "CI: suites side by side").
+neighbours as about itself; its CPU time is what cutting it would save. A phase is charged the user and
+system CPU that this process and every process under it used while it ran: the Spark driver and its Python
+workers, the dbt and cdc-* subprocesses, the servers and schedulers a fixture starts and the tasks they
+start, including the part of a module fixture's processes (a broker, the session's driver) that ran beside
+it. A thread reads the process tree every second and keeps each process's last reading, so a process that
+ends between two phases' readings still counts (a scheduler's task whose parent was stopped first and
+never collected its times); what a process used in its last second, and a process that leaves the tree
+(a server that daemonizes), are not counted. Under xdist each worker measures its own processes and the
+figures travel with the test reports (docs/decisions.md, "CI: suites side by side").
 """
+
+import functools
+import threading
+import time
 
 import psutil
 import pytest
 
 PHASE_CPU = pytest.StashKey[dict[str, float]]()
+READING_INTERVAL_SECONDS = 1.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -24,25 +33,52 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def process_tree_cpu_seconds() -> float:
-    """User and system CPU of this process and its descendants, the exited ones they waited for included."""
-    root = psutil.Process()
-    total = 0.0
-    for process in [root, *root.children(recursive=True)]:
-        try:
-            times = process.cpu_times()
-        except psutil.NoSuchProcess:
-            continue
-        total += times.user + times.system + times.children_user + times.children_system
-    return total
+class ProcessTreeCpu:
+    """The last CPU reading (user + system seconds, its own, not its children's) of every process that has
+    been under this one, keyed by pid and start time."""
+
+    def __init__(self) -> None:
+        self._seconds: dict[tuple[int, float], float] = {}
+        self._lock = threading.Lock()
+        threading.Thread(target=self._read_forever, name="cpu-durations", daemon=True).start()
+
+    def read(self) -> dict[tuple[int, float], float]:
+        self._read()
+        with self._lock:
+            return dict(self._seconds)
+
+    def _read_forever(self) -> None:
+        while True:
+            self._read()
+            time.sleep(READING_INTERVAL_SECONDS)
+
+    def _read(self) -> None:
+        root = psutil.Process()
+        for process in [root, *root.children(recursive=True)]:
+            try:
+                with process.oneshot():
+                    key, times = (process.pid, process.create_time()), process.cpu_times()
+            except psutil.Error:
+                continue
+            with self._lock:
+                self._seconds[key] = times.user + times.system
+
+
+@functools.cache
+def process_tree() -> ProcessTreeCpu:
+    """Started by the first test phase, not on import: an xdist controller runs no tests."""
+    return ProcessTreeCpu()
 
 
 def _charged(item: pytest.Item, when: str):
-    started = process_tree_cpu_seconds()
+    before = process_tree().read()
     try:
         return (yield)
     finally:
-        item.stash.setdefault(PHASE_CPU, {})[when] = process_tree_cpu_seconds() - started
+        after = process_tree().read()
+        item.stash.setdefault(PHASE_CPU, {})[when] = sum(
+            seconds - before.get(key, 0.0) for key, seconds in after.items()
+        )
 
 
 @pytest.hookimpl(wrapper=True)
