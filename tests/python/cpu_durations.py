@@ -5,11 +5,12 @@ neighbours as about itself; its CPU time is what cutting it would save. A phase 
 system CPU that this process and every process under it used while it ran: the Spark driver and its Python
 workers, the dbt and cdc-* subprocesses, the servers and schedulers a fixture starts and the tasks they
 start, including the part of a module fixture's processes (a broker, the session's driver) that ran beside
-it. A thread reads the process tree every second and keeps each process's last reading, so a process that
-ends between two phases' readings still counts (a scheduler's task whose parent was stopped first and
-never collected its times); what a process used in its last second, and a process that leaves the tree
-(a server that daemonizes), are not counted. Under xdist each worker measures its own processes and the
-figures travel with the test reports (docs/decisions.md, "CI: suites side by side").
+it. A thread reads the process tree every second and keeps each process's last reading: the CPU a process
+collects from the children it waits for would miss the JVM of every PySpark driver (its Python never
+waits for it) and the tasks of a scheduler stopped before it collected them. What a process used in its
+last second, and a process that leaves the tree (a server that daemonizes), are not counted. Under xdist
+each worker measures its own processes and the figures travel with the test reports (docs/decisions.md,
+"CI: suites side by side").
 """
 
 import functools
