@@ -43,6 +43,12 @@ def spark(tmp_path_factory):
             "spark.master": "local[2]",
             "spark.sql.catalogImplementation": "in-memory",
             "spark.sql.warehouse.dir": str(warehouse / "tables"),
+            # This JVM runs the suite's in-process dbt runs for up to half an hour in CI: C2's code pays for
+            # its compiling here, unlike in the short dbt and cdc-* JVMs the tests start, which keep the
+            # Makefile's C1 alone (docs/decisions.md, "CI: suites side by side").
+            "spark.driver.extraJavaOptions": settings["spark.driver.extraJavaOptions"].replace(
+                "-XX:TieredStopAtLevel=1", ""
+            ),
         }
     )
     session = open_session(settings)
