@@ -135,7 +135,7 @@ TEST_JAVA_OPTIONS := $(JIT_OPTIONS) -XX:SharedArchiveFile=$(CURDIR)/$(SPARK_CLAS
 # dbt test) and by the cluster suite's run on a standalone master, whose executors refuse Spark settings in
 # their JVM options (test_cluster.py; docs/decisions.md, "CI: suites side by side").
 INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.factoryMode=NO_CODEGEN
-test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
+lint test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
 test-slow test-kafka test-orchestration test-cluster test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
 
 # The archive holds the classes a `dbt seed` into a warehouse of its own loaded. Its driver writes it on
@@ -148,7 +148,9 @@ $(SPARK_CLASSES): $(BIN)/dbt $(SPARK_JARS)
 	rm -rf target/spark-classes-warehouse target/spark-classes-dbt
 	test -s $@
 
-lint: setup
+# sqlfluff's dbt templater opens a Spark session for the models' introspective queries: 43 s of CPU with the
+# test JVM options, 65 without.
+lint: setup $(SPARK_CLASSES)
 	$(BIN)/ruff check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	$(BIN)/ruff format --check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
