@@ -120,8 +120,8 @@ test: lint test-python
 # The dbt and cdc-* JVMs the suites start run small queries for minutes at most: C1 alone compiles for a
 # fraction of the CPU C2 takes (C2's compiler threads took 73 s of the 173 s of JVM CPU of one slow test
 # module), and the suites share two cores side by side in CI (.ci/run). A suite's own session lives as long
-# as the suite and keeps C2 (tests/python/conftest.py). The profile passes CDC_JAVA_OPTIONS to the driver and the
-# executors (docs/decisions.md, "CI: suites side by side").
+# as the suite and keeps C2 (tests/python/conftest.py). The profile passes CDC_JAVA_OPTIONS to the driver
+# and the executors (docs/decisions.md, "CI: suites side by side").
 JIT_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
 # And they map the classes a Spark driver loads (Spark, Hive, Hadoop) from an archive one driver wrote at
 # set-up (class data sharing) rather than loading and verifying them again: test_batches alone took 369 s in
