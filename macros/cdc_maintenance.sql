@@ -10,7 +10,8 @@
        batch, the two newest batches);
     3. every table the project writes (models, seeds, snapshots, the run log) and landing are compacted
        (OPTIMIZE) and vacuumed: files no longer in the table and older than retain_hours go (the time-travel
-       window), and for landing never a file of a commit some model has not read yet.
+       window), and for landing never a file of a commit some model has not read yet. A table younger than
+       that window has no such file: it is not vacuumed (cdc_younger_than_retention).
 #}
 {% macro cdc_maintain(retain_hours=168, keep_days=30) %}
     {%- if retain_hours < 168 -%}
@@ -213,28 +214,46 @@
 
 {#
     OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. A table with no
-    commit since a maintenance that left nothing to do is skipped (cdc_maintained_since_last_change).
+    commit since a maintenance that left nothing to do is skipped (cdc_maintained_since_last_change), and
+    one younger than retain_hours is not vacuumed (cdc_younger_than_retention).
 #}
 {% macro cdc_compact_and_vacuum(relation, retain_hours) %}
     {%- if cdc_maintained_since_last_change(relation) -%}
         {%- do log('cdc-maintain: ' ~ relation ~ ': no commit since its last vacuum, skipped', info=true) -%}
         {{- return(none) -}}
     {%- endif -%}
-    {%- set before = cdc_table_files(relation) -%}
     {%- do run_query('optimize ' ~ relation) -%}
-    {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ retain_hours ~ ' hours') -%}
-    {%- set after = cdc_table_files(relation) -%}
+    {%- if cdc_younger_than_retention(relation, retain_hours) -%}
+        {%- set vacuumed = 'not vacuumed, its first commit is within the ' ~ retain_hours ~ ' hours kept' -%}
+    {%- else -%}
+        {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ retain_hours ~ ' hours') -%}
+        {%- set vacuumed = 'vacuumed (' ~ retain_hours ~ ' hours kept)' -%}
+    {%- endif -%}
+    {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
     {%- do log(
-        'cdc-maintain: ' ~ relation ~ ': ' ~ before.files ~ ' files -> ' ~ after.files ~ ', '
-        ~ (after.bytes / 1024) | round(1) ~ ' KiB; vacuumed (' ~ retain_hours ~ ' hours kept)', info=true
+        'cdc-maintain: ' ~ relation ~ ': ' ~ detail['numFiles'] ~ ' files, '
+        ~ (detail['sizeInBytes'] / 1024) | round(1) ~ ' KiB; ' ~ vacuumed, info=true
     ) -%}
 {% endmacro %}
 
 
-{# The live files of a Delta table: their number and total size. #}
-{% macro cdc_table_files(relation) %}
-    {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
-    {{- return({'files': detail['numFiles'], 'bytes': detail['sizeInBytes']}) -}}
+{#
+    Whether a VACUUM keeping retain_hours would find nothing to delete because the table is younger than
+    that: every file it removed, and every file its writes left, dates from its first commit or later.
+    Reads the first commit among the newest 30 (describe history); a table with more is vacuumed. Files a
+    crashed write left before the table's first commit wait until the table is older than retain_hours.
+#}
+{% macro cdc_younger_than_retention(relation, retain_hours) %}
+    {%- if not execute -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {%- set history = run_query('describe history ' ~ relation ~ ' limit 30').rows -%}
+    {%- if history | length == 0 or history[-1]['version'] != 0 -%}
+        {{- return(false) -}}
+    {%- endif -%}
+    {#- Both times come back through the same session, in the same time zone. -#}
+    {%- set now = run_query('select current_timestamp() as now').rows[0]['now'] -%}
+    {{- return(history[-1]['timestamp'] + modules.datetime.timedelta(hours=retain_hours) > now) -}}
 {% endmacro %}
 
 

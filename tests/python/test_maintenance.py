@@ -281,3 +281,21 @@ def test_a_table_is_skipped_only_once_its_vacuum_deleted_every_file_removed_befo
     spark.sql(f"INSERT INTO {table} VALUES (3)")
     outcomes["written_again"] = skipped()
     assert outcomes == {"written": False, "an_hour_kept": False, "nothing_kept": True, "written_again": False}
+
+
+def test_a_table_younger_than_the_retention_is_not_vacuumed(spark, dbt_work_dir):
+    """Every file a table removed or left dates from its first commit or later: a vacuum keeping more hours
+    than the table's age has nothing to delete, one keeping fewer is run."""
+    table = "maintenance_young.orders"
+    spark.sql("DROP SCHEMA IF EXISTS maintenance_young CASCADE")
+    spark.sql("CREATE SCHEMA maintenance_young")
+    spark.sql(f"CREATE TABLE {table} (id int) USING delta")
+    spark.sql(f"INSERT INTO {table} VALUES (1)")
+    spark.sql(f"INSERT INTO {table} VALUES (2)")
+    spark.sql(f"OPTIMIZE {table}")
+
+    def younger(hours: int) -> bool:
+        sql = f"select {{{{ cdc_younger_than_retention('{table}', {hours}) }}}} as younger"
+        return dbt_show_in_process(spark, dbt_work_dir, sql)[0]["younger"]
+
+    assert {"an hour kept": younger(1), "nothing kept": younger(0)} == {"an hour kept": True, "nothing kept": False}
