@@ -395,18 +395,3 @@ def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
     assert_succeeded(build)
     warehouse.build_output = build.stdout
     yield warehouse
-
-
-@pytest.fixture(scope="session")
-def drs_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
-    """The Huawei DRS JSON vendor examples landed, then one `dbt build` of the seeds, models and snapshot
-    with only that format enabled: for the slow tests that need a built warehouse (make test-slow does not
-    build the shared one, which lands everything and takes four minutes). Its tests are left out: make
-    test's shared build runs them all, test_enabled_formats those of a one-format deployment."""
-    warehouse = Warehouse(tmp_path_factory.mktemp("drs_examples_warehouse"))
-    examples = tmp_path_factory.mktemp("drs_examples")
-    (examples / "huawei_drs_json").symlink_to(VENDOR_EXAMPLES / "huawei_drs_json")
-    assert_succeeded(warehouse.run(sys.executable, "sample_data/land_samples.py", str(examples)))
-    only_drs = json.dumps({"cdc_enabled_formats": ["huawei_drs_json"]})
-    assert_succeeded(warehouse.dbt("build", "--vars", only_drs, "--exclude-resource-type", "test", "unit_test"))
-    yield warehouse

@@ -1,5 +1,6 @@
-"""The slow tests on drs_warehouse (the Huawei DRS JSON vendor examples, built with only that format
-enabled), in one file: make test-slow spreads files over two workers, and each worker would build it.
+"""The slow tests on a warehouse of the Huawei DRS JSON vendor examples, built with only that format enabled
+(schema drs_examples, in this worker's session), in one file: make test-slow spreads files over two
+workers, and each worker would build it.
 
 - `dbt docs generate`: it succeeds, each format's decisions (its docs block, beside its staging model) are
   in the description of a staging model, and the catalog holds the built tables. With every format
@@ -13,18 +14,42 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import VENV_BIN, assert_succeeded, project_without_typed_tables
-from test_huawei_drs_json import read_table
+from conftest import VENDOR_EXAMPLES, dbt_in_process, project_without_typed_tables
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
-# dbt and cdc-scaffold processes of their own: make test-slow, which keeps make test under its 12 minutes.
+# Many dbt runs: make test-slow, which keeps make test under its 12 minutes.
 pytestmark = pytest.mark.slow
 
+SCHEMA = "drs_examples"
+ONLY_DRS = {"cdc_enabled_formats": ["huawei_drs_json"]}
 
-def test_docs_show_each_formats_decisions_and_the_tables(drs_warehouse):
-    assert_succeeded(drs_warehouse.dbt("docs", "generate"))
-    target = drs_warehouse.root / "dbt_target"
+
+@pytest.fixture(scope="module")
+def drs_warehouse(spark, tmp_path_factory) -> Path:
+    """The DRS JSON vendor examples landed, then one `dbt build` of the seeds, models and snapshot with only
+    that format enabled; its tests are left out: make test's shared build runs them all, test_enabled_formats
+    those of a one-format deployment. Its dbt work folder (the target of docs generate)."""
+    from cdc_lakehouse.landing import land, read_messages
+    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
+
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setenv("CDC_SCHEMA", SCHEMA)
+    work_dir = tmp_path_factory.mktemp("drs_examples_dbt")
+    spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    ensure_landing_table(spark)
+    spark.sql(f"DELETE FROM {LANDING_TABLE}")
+    for path in sorted((VENDOR_EXAMPLES / "huawei_drs_json").glob("*.jsonl")):
+        land(spark, "huawei_drs_json", f"huawei_drs_json.{path.stem}", 0, read_messages([path]))
+    dbt_in_process(spark, work_dir, "build", "--exclude-resource-type", "test", "unit_test", dbt_vars=ONLY_DRS)
+    yield work_dir
+    spark.sql(f"DELETE FROM {LANDING_TABLE}")
+    monkeypatch.undo()
+
+
+def test_docs_show_each_formats_decisions_and_the_tables(spark, drs_warehouse):
+    dbt_in_process(spark, drs_warehouse, "docs", "generate")
+    target = drs_warehouse / "target"
     manifest = json.loads((target / "manifest.json").read_text())
     staging_models = [
         model for model in manifest["nodes"].values() if model["original_file_path"].startswith("models/staging/")
@@ -47,13 +72,16 @@ def scaffold_project(tmp_path_factory) -> Path:
     return project_without_typed_tables(tmp_path_factory.mktemp("scaffold_project") / "project")
 
 
-def test_scaffolded_tables_build_with_added_columns_null_before(spark, drs_warehouse, scaffold_project):
-    command = [str(VENV_BIN / "cdc-scaffold"), "--project-dir", str(scaffold_project)]
-    dry_run = drs_warehouse.run(*command, "--source-format", "huawei_drs_json", "--dry-run")
-    assert_succeeded(dry_run)
-    assert "cdc-scaffold: (dry run) models/tables/evo__items__history.sql: new" in dry_run.stdout
+def test_scaffolded_tables_build_with_added_columns_null_before(
+    spark, drs_warehouse, scaffold_project, tmp_path, capsys
+):
+    from cdc_lakehouse.scaffold import main as scaffold
+
+    arguments = ["--project-dir", str(scaffold_project), "--source-format", "huawei_drs_json"]
+    assert scaffold([*arguments, "--dry-run"]) == 0
+    assert "cdc-scaffold: (dry run) models/tables/evo__items__history.sql: new" in capsys.readouterr().out
     assert not (scaffold_project / "models" / "tables").exists()
-    assert_succeeded(drs_warehouse.run(*command, "--source-format", "huawei_drs_json"))
+    assert scaffold(arguments) == 0
     written = sorted(p.name for p in (scaffold_project / "models" / "tables").iterdir())
     assert {
         "_evo__items__models.yml",
@@ -73,9 +101,8 @@ def test_scaffolded_tables_build_with_added_columns_null_before(spark, drs_wareh
         ("color", "string"),
     ]
     evo_models = ["evo__items__history", "evo__items__current", "evo__shapes__history", "evo__shapes__current"]
-    assert_succeeded(drs_warehouse.dbt("build", "--project-dir", str(scaffold_project), "--select", *evo_models))
-    # The tables' files, read by this session: a dbt show would start a JVM.
-    items = read_table(spark, drs_warehouse, "evo__items__history").orderBy("id")
+    dbt_in_process(spark, tmp_path, "build", "--select", *evo_models, project_dir=scaffold_project)
+    items = spark.table(f"{SCHEMA}.evo__items__history").orderBy("id")
     assert [
         row.asDict()
         for row in items.selectExpr(
@@ -86,5 +113,5 @@ def test_scaffolded_tables_build_with_added_columns_null_before(spark, drs_wareh
         {"id": 2, "id_type": "int", "price": "3.2500000000", "color": "red", "is_current": True},
     ]
     # The unmapped type is kept as its text (the DRS staging turned the byte list "[]" into base64 "").
-    shapes = read_table(spark, drs_warehouse, "evo__shapes__current")
+    shapes = spark.table(f"{SCHEMA}.evo__shapes__current")
     assert [row.shape for row in shapes.collect()] == [""]
