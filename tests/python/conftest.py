@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +127,21 @@ def dbt_in_process(
     if check:
         assert result.success, f"dbt {' '.join(arguments)} failed: {result.exception or failed_nodes(result.result)}"
     return result
+
+
+@contextmanager
+def in_process_schema(spark, schema: str) -> Iterator[None]:
+    """The in-process dbt runs on `schema` (CDC_SCHEMA) of the test session, from nothing, with an empty
+    landing table; landing emptied again after, for the worker's next module."""
+    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
+
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("CDC_SCHEMA", schema)
+        spark.sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        ensure_landing_table(spark)
+        spark.sql(f"DELETE FROM {LANDING_TABLE}")
+        yield
+        spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
 
 def failed_nodes(result) -> str:

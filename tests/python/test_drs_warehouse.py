@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import VENDOR_EXAMPLES, dbt_in_process, project_without_typed_tables
+from conftest import VENDOR_EXAMPLES, dbt_in_process, in_process_schema, project_without_typed_tables
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
@@ -31,20 +31,13 @@ def drs_warehouse(spark, tmp_path_factory) -> Path:
     that format enabled; its tests are left out: make test's shared build runs them all, test_enabled_formats
     those of a one-format deployment. Its dbt work folder (the target of docs generate)."""
     from cdc_lakehouse.landing import land, read_messages
-    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("CDC_SCHEMA", SCHEMA)
     work_dir = tmp_path_factory.mktemp("drs_examples_dbt")
-    spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-    ensure_landing_table(spark)
-    spark.sql(f"DELETE FROM {LANDING_TABLE}")
-    for path in sorted((VENDOR_EXAMPLES / "huawei_drs_json").glob("*.jsonl")):
-        land(spark, "huawei_drs_json", f"huawei_drs_json.{path.stem}", 0, read_messages([path]))
-    dbt_in_process(spark, work_dir, "build", "--exclude-resource-type", "test", "unit_test", dbt_vars=ONLY_DRS)
-    yield work_dir
-    spark.sql(f"DELETE FROM {LANDING_TABLE}")
-    monkeypatch.undo()
+    with in_process_schema(spark, SCHEMA):
+        for path in sorted((VENDOR_EXAMPLES / "huawei_drs_json").glob("*.jsonl")):
+            land(spark, "huawei_drs_json", f"huawei_drs_json.{path.stem}", 0, read_messages([path]))
+        dbt_in_process(spark, work_dir, "build", "--exclude-resource-type", "test", "unit_test", dbt_vars=ONLY_DRS)
+        yield work_dir
 
 
 def test_docs_show_each_formats_decisions_and_the_tables(spark, drs_warehouse):

@@ -2,7 +2,7 @@
 the DAG, and their landed messages stay in landing, neither events nor quarantined nor counted as lost."""
 
 import pytest
-from conftest import VENDOR_EXAMPLES, dbt_in_process
+from conftest import VENDOR_EXAMPLES, dbt_in_process, in_process_schema
 
 # Many dbt runs on one warehouse: make test-slow, beside make test in CI.
 pytestmark = pytest.mark.slow
@@ -16,24 +16,18 @@ DTS_TOPIC = "tencent_dts_protobuf.enabled"
 @pytest.fixture(scope="module")
 def canal_only(spark, tmp_path_factory):
     from cdc_lakehouse.landing import land
-    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
 
-    monkeypatch = pytest.MonkeyPatch()
-    monkeypatch.setenv("CDC_SCHEMA", SCHEMA)
     work_dir = tmp_path_factory.mktemp("enabled_formats_dbt")
-    spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-    ensure_landing_table(spark)
-    spark.sql(f"DELETE FROM {LANDING_TABLE}")
-    # Insert, delete, re-insert after a Canal restart, and a copy of the re-insert (written by hand).
-    canal = (VENDOR_EXAMPLES / "canal_json" / "stream_shop_c.jsonl").read_bytes().splitlines()
-    land(spark, "canal_json", CANAL_TOPIC, 0, canal)
-    land(spark, "tencent_dts_protobuf", DTS_TOPIC, 0, [b"not even an Envelope"])
-    listed = dbt_in_process(spark, work_dir, "ls", "--resource-type", "model", "--output", "name", dbt_vars=ONLY_CANAL)
-    # The build runs every test, the reconciliation of landed messages included.
-    dbt_in_process(spark, work_dir, "build", dbt_vars=ONLY_CANAL)
-    yield set(listed.result)
-    spark.sql(f"DELETE FROM {LANDING_TABLE}")
-    monkeypatch.undo()
+    with in_process_schema(spark, SCHEMA):
+        # Insert, delete, re-insert after a Canal restart, and a copy of the re-insert (written by hand).
+        canal = (VENDOR_EXAMPLES / "canal_json" / "stream_shop_c.jsonl").read_bytes().splitlines()
+        land(spark, "canal_json", CANAL_TOPIC, 0, canal)
+        land(spark, "tencent_dts_protobuf", DTS_TOPIC, 0, [b"not even an Envelope"])
+        listing = ("ls", "--resource-type", "model", "--output", "name")
+        listed = dbt_in_process(spark, work_dir, *listing, dbt_vars=ONLY_CANAL)
+        # The build runs every test, the reconciliation of landed messages included.
+        dbt_in_process(spark, work_dir, "build", dbt_vars=ONLY_CANAL)
+        yield set(listed.result)
 
 
 def test_only_the_enabled_formats_models_are_in_the_dag(canal_only):
