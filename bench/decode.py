@@ -20,7 +20,11 @@ from cdc_lakehouse.formats import DBT_PROJECT
 
 # Staging models that decode each format; DTS decodes in two steps (envelopes, then reassembled entries).
 DECODE_MODELS = {
-    "tencent_dts_protobuf": ["stg_tencent_dts_protobuf__envelopes", "stg_tencent_dts_protobuf__entries"],
+    "tencent_dts_protobuf": [
+        "stg_tencent_dts_protobuf__envelopes",
+        "stg_tencent_dts_protobuf__groups",
+        "stg_tencent_dts_protobuf__entries",
+    ],
 }
 
 

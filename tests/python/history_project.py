@@ -29,12 +29,12 @@ COMMON_PATH_TABLES = (
 
 def format_path_tables(source_format: str) -> tuple[str, ...]:
     """The stored models of a format between the landing table and cdc_events, named by the registry's
-    rules (dbt_project.yml, cdc_formats): its staging model, or the envelopes and entries of a format whose
+    rules (dbt_project.yml, cdc_formats): its staging model, or the envelopes, groups and entries of a format whose
     messages wait for their group; then the update pairs of one whose halves wait for their partner."""
     traits = format_traits(source_format)
     staging, waits_for = traits["staging"], traits.get("waits_for")
     if waits_for == "envelope_group":
-        tables = (f"stg_{staging}__envelopes", f"stg_{staging}__entries")
+        tables = (f"stg_{staging}__envelopes", f"stg_{staging}__groups", f"stg_{staging}__entries")
     else:
         tables = (f"stg_{staging}__messages",)
     return (*tables, f"int_{traits['events']}__update_pairs") if waits_for == "update_pair" else tables

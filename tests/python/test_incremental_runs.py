@@ -20,6 +20,7 @@ DRS_TOPIC = "huawei_drs_json.incremental"
 MODELS = (
     "stg_huawei_drs__messages",
     "stg_tencent_dts_protobuf__envelopes",
+    "stg_tencent_dts_protobuf__groups",
     "stg_tencent_dts_protobuf__entries",
     "stg_aliyun_streamx_json__messages",
     # Pairing reads both Alibaba Cloud formats' staged messages.
