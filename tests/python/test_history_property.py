@@ -548,7 +548,17 @@ def cases(draw, source_format: str) -> Case:
 
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
-    yield from project_in_schema(spark, tmp_path_factory)
+    """With the profile's shuffle partitions and Spark's adaptive execution, whatever the suite runs with
+    (Makefile, ONE_TASK_STAGES): a history's order must not depend on how its rows are spread over tasks."""
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        with pytest.MonkeyPatch.context() as env:
+            # Each in-process dbt run sets the session's partitions from the profile.
+            env.delenv("CDC_SHUFFLE_PARTITIONS", raising=False)
+            yield from project_in_schema(spark, tmp_path_factory)
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", adaptive)
 
 
 def stored_history(spark, source_format: str) -> Chains:
