@@ -131,9 +131,10 @@ SPARK_CLASSES := target/spark-classes.jsa
 TEST_JAVA_OPTIONS := $(JIT_OPTIONS) -XX:SharedArchiveFile=$(CURDIR)/$(SPARK_CLASSES)
 # The suites of a local driver also evaluate their queries interpreted, as Spark's own tests can: on a few
 # rows, compiling each query's generated Java costs more than it saves (test_batches alone: 444 s with code
-# generation, 304 s without). Spark's code generation is kept, as deployed, by make test (every format and
-# dbt test) and by the cluster suite's run on a standalone master, whose executors refuse Spark settings in
-# their JVM options (test_cluster.py; docs/decisions.md, "CI: suites side by side").
+# generation, 304 s without). Spark's code generation is kept, as deployed, by the cluster suite's run on a
+# standalone master (the change log and the history, decoded on its executors, which refuse Spark settings in
+# their JVM options: test_cluster.py) and by `make run` (every format and model); docs/decisions.md, "CI:
+# suites side by side".
 INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.factoryMode=NO_CODEGEN
 # The suites of many small dbt runs plan a stage as one task: one shuffle partition, without adaptive execution
 # (which plans each stage again, and coalesces partitions). test_batches alone: 394 and 380 s of CPU in place
@@ -142,7 +143,7 @@ INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.
 # execution: the order of a history must not depend on how rows are spread (docs/decisions.md, "CI: suites
 # side by side").
 ONE_TASK_STAGES := -Dspark.sql.adaptive.enabled=false
-lint test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
+lint test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
 test-cluster: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
 test-slow test-kafka test-orchestration test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES) $(ONE_TASK_STAGES)
 test-slow test-kafka test-orchestration test-history-property: export CDC_SHUFFLE_PARTITIONS ?= 1

@@ -56,16 +56,18 @@ def tables(spark) -> list[str]:
     return [*sorted(f"{SCHEMA}.{name}" for name in names), LANDING]
 
 
+def content(spark, table: str) -> tuple[int, int]:
+    """The table's row count and an order-free hash of its rows."""
+    return tuple(
+        spark.sql(
+            f"select count(*), coalesce(sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0))), 0) from {table}"
+        ).first()
+    )
+
+
 def contents(spark) -> dict[str, tuple[int, int]]:
-    """Each table's row count and an order-free hash of its rows."""
-    return {
-        table: tuple(
-            spark.sql(
-                f"select count(*), coalesce(sum(cast(xxhash64(to_json(struct(*))) as decimal(38, 0))), 0) from {table}"
-            ).first()
-        )
-        for table in tables(spark)
-    }
+    """Each table's content."""
+    return {table: content(spark, table) for table in tables(spark)}
 
 
 def files(spark, table: str) -> tuple[int, int]:
@@ -164,12 +166,12 @@ def maintained(spark, tmp_path_factory) -> dict:
     run()
     states["versions_after_retention"] = versions(spark)
 
-    staged = contents(spark)[f"{SCHEMA}.stg_canal_json__messages"]
+    staged = content(spark, f"{SCHEMA}.stg_canal_json__messages")
     refresh = dbt("run", "--select", "stg_canal_json__messages", "--full-refresh", check=False)
     states["refresh"] = [
         (r.node.name, str(r.status), r.message) for r in refresh.result.results if r.node.resource_type == "model"
     ]
-    states["staged_kept"] = contents(spark)[f"{SCHEMA}.stg_canal_json__messages"] == staged
+    states["staged_kept"] = content(spark, f"{SCHEMA}.stg_canal_json__messages") == staged
 
     # A commit no model has read, and the DRS staging model without a finished batch (its rows of the run
     # log set aside): maintenance keeps the commit's files, which the Canal staging model reads next.
