@@ -22,7 +22,7 @@ export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
 	@echo "make build        a scheduled run (cdc-build): seeds when they changed, the change log, the typed tables that changed"
-	@echo "make audit        dbt build --selector audit: seeds, every data test over whole tables"
+	@echo "make audit        dbt build --selector audit: every data test over whole tables"
 	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
 	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it beside the other suites)"
 	@echo "make test-setup   everything every suite needs (both orchestrators' extras, every jar): what CI installs first"
@@ -102,7 +102,7 @@ seeds: setup
 build: setup
 	$(BIN)/cdc-build
 
-# The daily audit: seeds, and every data test over whole tables (reconciliation and history invariants included).
+# The daily audit: every data test over whole tables (reconciliation and history invariants included).
 audit: setup
 	$(BIN)/dbt build --selector audit
 

@@ -4,8 +4,8 @@
 when the seed files or cdc_type_mappings (the one model built from seeds alone) differ from what the
 warehouse last loaded, it runs `dbt seed` and `dbt run --select cdc_type_mappings` in this process (one
 Spark session), then records their fingerprint as a property of the target schema: in the catalog, where
-every process of a shared deployment sees it, and where the audit's rebuild of cdc_type_mappings leaves it.
-A warehouse without that table loads them.
+every process of a shared deployment sees it. A warehouse without that table loads them. The audit loads
+nothing and tests what was loaded.
 """
 
 import hashlib

@@ -10,7 +10,7 @@ Point Airflow's dags_folder at this folder and create the pool once: `airflow po
   source tables changed), in one process: one Spark driver and one batch per run. What dbt ran comes back
   in its report: the task's log lists every node, and each model built is an asset event (alias
   cdc_lakehouse_models, asset `<schema>.<table>`), landing one more (asset landing.cdc_raw).
-- cdc_lakehouse_audit: daily, `dbt build --selector audit` (seeds, every test over whole tables), then
+- cdc_lakehouse_audit: daily, `dbt build --selector audit` (every test over whole tables), then
   cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating it"), whatever the audit found.
 - cdc_lakehouse_downstream_example: runs when the hourly run built the typed table CDC_AIRFLOW_EXAMPLE_TABLE
   (an asset schedule), and logs the batches it brought.

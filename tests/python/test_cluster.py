@@ -107,8 +107,8 @@ def test_dbt_build_runs_on_a_standalone_master_with_a_shared_metastore_and_stora
             PYSPARK_PYTHON="/nonexistent/python",
         )
         assert_succeeded(warehouse.run(sys.executable, "sample_data/land_samples.py"))
-        # The change log and the history with their seeds and tests: where executors decode. The typed tables
-        # are SQL over the history, which make test's shared build runs with code generation as here.
+        # The change log and the history with their seeds and tests: where executors decode, with Spark's code
+        # generation, as deployed. The typed tables are SQL over the history, built by make test's shared build.
         build = warehouse.dbt("build", "--select", *CHANGE_LOG)
     assert_succeeded(build)
     assert "Completed successfully" in build.stdout
