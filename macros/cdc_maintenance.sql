@@ -213,23 +213,30 @@
 
 
 {#
-    OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. A table with no
-    commit since a maintenance that left nothing to do is skipped (cdc_maintained_since_last_change), and
-    one younger than retain_hours is not vacuumed (cdc_younger_than_retention).
+    OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. A table of one
+    file is not compacted: it has nothing to compact, unless deletion vectors mark rows of it deleted (the
+    history's and the typed tables' merges), which OPTIMIZE purges. A table with no commit since a
+    maintenance that left nothing to do is skipped (cdc_maintained_since_last_change), and one younger than
+    retain_hours is not vacuumed (cdc_younger_than_retention); both read the table's newest commits once,
+    before the OPTIMIZE.
 #}
 {% macro cdc_compact_and_vacuum(relation, retain_hours) %}
-    {%- if cdc_maintained_since_last_change(relation) -%}
+    {%- set history = cdc_newest_commits(relation) -%}
+    {%- if cdc_maintained_since_last_change(relation, history) -%}
         {%- do log('cdc-maintain: ' ~ relation ~ ': no commit since its last vacuum, skipped', info=true) -%}
         {{- return(none) -}}
     {%- endif -%}
-    {%- do run_query('optimize ' ~ relation) -%}
-    {%- if cdc_younger_than_retention(relation, retain_hours) -%}
+    {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
+    {%- if detail['numFiles'] > 1 or 'deletionVectors' in detail['tableFeatures'] | string -%}
+        {%- do run_query('optimize ' ~ relation) -%}
+        {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
+    {%- endif -%}
+    {%- if cdc_younger_than_retention(relation, retain_hours, history) -%}
         {%- set vacuumed = 'not vacuumed, its first commit is within the ' ~ retain_hours ~ ' hours kept' -%}
     {%- else -%}
         {%- do run_query('vacuum ' ~ relation ~ ' retain ' ~ retain_hours ~ ' hours') -%}
         {%- set vacuumed = 'vacuumed (' ~ retain_hours ~ ' hours kept)' -%}
     {%- endif -%}
-    {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
     {%- do log(
         'cdc-maintain: ' ~ relation ~ ': ' ~ detail['numFiles'] ~ ' files, '
         ~ (detail['sizeInBytes'] / 1024) | round(1) ~ ' KiB; ' ~ vacuumed, info=true
@@ -243,11 +250,11 @@
     Reads the first commit among the newest 30 (describe history); a table with more is vacuumed. Files a
     crashed write left before the table's first commit wait until the table is older than retain_hours.
 #}
-{% macro cdc_younger_than_retention(relation, retain_hours) %}
+{% macro cdc_younger_than_retention(relation, retain_hours, history=none) %}
     {%- if not execute -%}
         {{- return(false) -}}
     {%- endif -%}
-    {%- set history = run_query('describe history ' ~ relation ~ ' limit 30').rows -%}
+    {%- set history = cdc_newest_commits(relation) if history is none else history -%}
     {%- if history | length == 0 or history[-1]['version'] != 0 -%}
         {{- return(false) -}}
     {%- endif -%}
@@ -264,11 +271,11 @@
     logging (on by default for local and HDFS storage); without it, or past the newest 30 commits, the
     table is maintained. A crashed write's stray files in a table skipped this way wait for its next commit.
 #}
-{% macro cdc_maintained_since_last_change(relation) %}
+{% macro cdc_maintained_since_last_change(relation, history=none) %}
     {%- if not execute -%}
         {{- return(false) -}}
     {%- endif -%}
-    {%- set history = run_query('describe history ' ~ relation ~ ' limit 30').rows -%}
+    {%- set history = cdc_newest_commits(relation) if history is none else history -%}
     {%- if history | length < 3 or history[0]['operation'] != 'VACUUM END'
         or history[1]['operation'] != 'VACUUM START'
         or (fromjson(history[0]['operationParameters']) or {}).get('status') != 'COMPLETED' -%}
@@ -282,4 +289,10 @@
     {%- endif -%}
     {%- set kept = modules.datetime.timedelta(milliseconds=retention_ms | int) -%}
     {{- return(changes[0]['timestamp'] + kept <= history[1]['timestamp']) -}}
+{% endmacro %}
+
+
+{# The table's newest 30 commits (describe history), newest first. #}
+{% macro cdc_newest_commits(relation) %}
+    {{- return(run_query('describe history ' ~ relation ~ ' limit 30').rows) -}}
 {% endmacro %}
