@@ -214,8 +214,8 @@
 
 {#
     OPTIMIZE, then VACUUM keeping retain_hours of removed files; one line of what it did. A table of one
-    file is not compacted: it has nothing to compact, unless deletion vectors mark rows of it deleted (the
-    history's and the typed tables' merges), which OPTIMIZE purges. A table with no commit since a
+    file is not compacted: Delta's OPTIMIZE rewrites bins of two files or more, so it would rewrite nothing,
+    not even a file whose deletion vector marks rows of it deleted. A table with no commit since a
     maintenance that left nothing to do is skipped (cdc_maintained_since_last_change), and one younger than
     retain_hours is not vacuumed (cdc_younger_than_retention); both read the table's newest commits once,
     before the OPTIMIZE.
@@ -227,7 +227,7 @@
         {{- return(none) -}}
     {%- endif -%}
     {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
-    {%- if detail['numFiles'] > 1 or 'deletionVectors' in detail['tableFeatures'] | string -%}
+    {%- if detail['numFiles'] > 1 -%}
         {%- do run_query('optimize ' ~ relation) -%}
         {%- set detail = run_query('describe detail ' ~ relation).rows[0] -%}
     {%- endif -%}

@@ -301,3 +301,20 @@ def test_a_table_younger_than_the_retention_is_not_vacuumed(spark, dbt_work_dir)
         return dbt_show_in_process(spark, dbt_work_dir, sql)[0]["younger"]
 
     assert {"an hour kept": younger(1), "nothing kept": younger(0)} == {"an hour kept": True, "nothing kept": False}
+
+
+def test_optimize_rewrites_nothing_in_a_table_of_one_file_even_with_a_deletion_vector(spark):
+    """Why maintenance does not compact a table of one file (cdc_compact_and_vacuum): Delta's OPTIMIZE
+    rewrites bins of two files or more, and leaves a lone file as it is, even one whose deletion vector marks
+    rows of it deleted. A Delta that purges them there fails this test, and the rule should change with it."""
+    table = "maintenance_one_file.orders"
+    spark.sql("DROP SCHEMA IF EXISTS maintenance_one_file CASCADE")
+    spark.sql("CREATE SCHEMA maintenance_one_file")
+    spark.sql(f"CREATE TABLE {table} (id int) USING delta TBLPROPERTIES ('delta.enableDeletionVectors' = true)")
+    spark.sql(f"INSERT INTO {table} SELECT /*+ REPARTITION(1) */ id FROM VALUES (1), (2) AS rows (id)")
+    spark.sql(f"DELETE FROM {table} WHERE id = 1")
+    (optimized,) = spark.sql(f"OPTIMIZE {table}").collect()
+    operations = [row.operation for row in spark.sql(f"describe history {table}").orderBy("version").collect()]
+    assert (optimized.metrics.numFilesAdded, optimized.metrics.numFilesRemoved) == (0, 0)
+    assert operations == ["CREATE TABLE", "WRITE", "DELETE"]
+    assert [row.id for row in spark.table(table).collect()] == [2]
