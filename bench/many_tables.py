@@ -53,9 +53,10 @@ def measure(tables: int) -> dict:
         SCHEDULED,
         RunLog,
         TouchedTable,
-        selection_arguments,
+        pipeline_nodes,
         typed_nodes_to_build,
         typed_roots,
+        typed_selection_arguments,
     )
 
     project_dir = WORK_DIR / f"project_{tables}"
@@ -68,7 +69,7 @@ def measure(tables: int) -> dict:
     # What a new process (make build, an orchestrator's task) pays: dbt's partial parse of the unchanged files.
     reparse_s, _ = timed(DbtProject(project_dir=project_dir).manifest)
     select_s, _ = timed(lambda: (project.selected(SCHEDULED), project.selected(CHANGE_LOG)))
-    scheduled = set(project.selected(SCHEDULED))
+    scheduled = pipeline_nodes(manifest, project.selected(SCHEDULED))
     roots = typed_roots(manifest, scheduled)
     # Every typed model finished batch 5; batch 6 touched one source table.
     run_log = RunLog(
@@ -81,7 +82,7 @@ def measure(tables: int) -> dict:
     typed = scheduled - set(project.selected(CHANGE_LOG))
 
     def dbt_selection(nodes: set[str]) -> int:
-        listed = project.listed(*selection_arguments(manifest, typed, nodes))
+        listed = project.listed(*typed_selection_arguments(manifest, nodes, typed))
         assert set(listed) == nodes, "cdc-build's arguments select what it chose"
         return len(listed)
 

@@ -25,3 +25,11 @@ def non_negative(text: str) -> int:
     if number < 0:
         raise argparse.ArgumentTypeError(f"must not be negative: {number}")
     return number
+
+
+def add_project_dir_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project-dir",
+        help="the dbt project, as dbt takes it (default: DBT_PROJECT_DIR, else the nearest folder from here up "
+        "that holds a dbt_project.yml, else the project this package was installed from)",
+    )

@@ -8,6 +8,7 @@ session is the process's own: dbt-spark's session method gets the running one.
 import copy
 import dataclasses
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,6 +16,31 @@ from cdc_lakehouse import PROJECT_DIR
 
 # What dbt parses: a change to any file under these makes the next command parse again.
 PARSED_PATHS = ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests", "profiles")
+# The tag of the pipeline's own nodes (dbt_project.yml): the batch machinery applies to them alone.
+PIPELINE_TAG = "cdc_pipeline"
+
+
+def resolve_project_dir(explicit: str | os.PathLike | None = None) -> Path:
+    """The dbt project a command works on, found as dbt finds it (dbt-core's cli/resolvers.py, not imported:
+    it imports all of dbt's command line): --project-dir, else DBT_PROJECT_DIR, else the nearest folder from
+    the current one up that holds a dbt_project.yml; else the project this package was installed from."""
+    if explicit:
+        return Path(explicit).resolve()
+    if os.environ.get("DBT_PROJECT_DIR"):
+        return Path(os.environ["DBT_PROJECT_DIR"]).resolve()
+    here = Path.cwd()
+    return next((folder for folder in (here, *here.parents) if (folder / "dbt_project.yml").is_file()), PROJECT_DIR)
+
+
+def resolve_profiles_dir(project_dir: Path) -> Path:
+    """Where the dbt profile is: DBT_PROFILES_DIR, else the project's profiles/ folder when it holds one (where
+    this project keeps it), else dbt's own default (the current folder when it holds one, else ~/.dbt)."""
+    if os.environ.get("DBT_PROFILES_DIR"):
+        return Path(os.environ["DBT_PROFILES_DIR"])
+    for folder in (project_dir / "profiles", Path.cwd()):
+        if (folder / "profiles.yml").is_file():
+            return folder
+    return Path.home() / ".dbt"
 
 
 class DbtCommandError(RuntimeError):
@@ -22,13 +48,20 @@ class DbtCommandError(RuntimeError):
 
 
 class DbtProject:
-    def __init__(self, project_dir: Path = PROJECT_DIR, target: str | None = None, dbt_vars: dict | None = None):
-        self.project_dir = project_dir
+    def __init__(self, project_dir: Path | None = None, target: str | None = None, dbt_vars: dict | None = None):
+        self.project_dir = resolve_project_dir(project_dir)
+        self.profiles_dir = resolve_profiles_dir(self.project_dir)
         self.target = target
         self.dbt_vars = dict(dbt_vars or {})
         self._manifest = None
         self._fingerprint: tuple | None = None
         self._selections: dict[str, list[str]] = {}
+
+    def spark_settings(self) -> dict[str, str]:
+        """The Spark settings (server_side_parameters) of the profile's target, for the command's session."""
+        from cdc_lakehouse.session import profile_spark_settings
+
+        return profile_spark_settings(self.target, str(self.profiles_dir))
 
     def invoke(self, *arguments: str, dbt_vars: dict | None = None):
         """One dbt command on the parsed project: dbt's result (success, result, exception)."""
@@ -71,7 +104,7 @@ class DbtProject:
         return [json.loads(line)["unique_id"] for line in result.result]
 
     def _common_arguments(self, dbt_vars: dict | None = None) -> list[str]:
-        arguments = ["--project-dir", str(self.project_dir)]
+        arguments = ["--project-dir", str(self.project_dir), "--profiles-dir", str(self.profiles_dir)]
         arguments += ["--target", self.target] if self.target else []
         merged = {**self.dbt_vars, **(dbt_vars or {})}
         return arguments + (["--vars", json.dumps(merged)] if merged else [])

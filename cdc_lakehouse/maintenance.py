@@ -10,8 +10,7 @@ import argparse
 import json
 import sys
 
-from cdc_lakehouse import PROJECT_DIR
-from cdc_lakehouse.command_line import OneLineParser, non_negative
+from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument, non_negative
 
 # Delta's own default retention of removed files (delta.deletedFileRetentionDuration): a week of time travel.
 DEFAULT_RETAIN_HOURS = 168
@@ -36,6 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_KEEP_DAYS,
         help=f"landed messages every model read, and run log batches, kept this long (default: {DEFAULT_KEEP_DAYS})",
     )
+    add_project_dir_argument(parser)
     parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     parser.add_argument("--vars", help="dbt vars, as for the scheduled runs (YAML)")
     return parser
@@ -49,8 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from dbt.cli.main import dbtRunner
 
+    from cdc_lakehouse.dbt_project import resolve_profiles_dir, resolve_project_dir
+
+    project_dir = resolve_project_dir(args.project_dir)
     operation_args = json.dumps({"retain_hours": args.retain_hours, "keep_days": args.keep_days})
-    command = ["run-operation", "cdc_maintain", "--args", operation_args, "--project-dir", str(PROJECT_DIR)]
+    command = ["run-operation", "cdc_maintain", "--args", operation_args, "--project-dir", str(project_dir)]
+    command += ["--profiles-dir", str(resolve_profiles_dir(project_dir))]
     command += ["--target", args.target] if args.target else []
     command += ["--vars", args.vars] if args.vars else []
     result = dbtRunner().invoke(command)

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from cdc_lakehouse.command_line import OneLineParser
+from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
 from cdc_lakehouse.ingest import IngestJob, Progress, add_ingest_arguments, ingest_job, partition_lags, without_secrets
 from cdc_lakehouse.ingest_config import IngestConfigError
 from cdc_lakehouse.scheduled_build import (
@@ -45,6 +45,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="one run, then exit (1 if it failed): what an orchestrator's task runs, one driver and one batch",
     )
+    add_project_dir_argument(parser)
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
     add_report_argument(parser)
     return parser
@@ -72,10 +73,10 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         return 2
 
     from cdc_lakehouse.dbt_project import DbtProject
-    from cdc_lakehouse.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session
 
-    spark = open_session(profile_spark_settings(args.target))
-    project = DbtProject(target=args.target, dbt_vars=dbt_vars)
+    project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
+    spark = open_session(project.spark_settings())
     stop = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stop.set())

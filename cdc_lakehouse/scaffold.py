@@ -26,8 +26,7 @@ from pathlib import Path
 import yaml
 from anyascii import anyascii
 
-from cdc_lakehouse import PROJECT_DIR
-from cdc_lakehouse.command_line import OneLineParser
+from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
 from cdc_lakehouse.formats import SOURCE_FORMATS
 
 MODELS_SUBDIR = Path("models") / "tables"
@@ -521,7 +520,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cdc-scaffold", description=__doc__.split("\n\n")[0], error_class=ScaffoldError)
     parser.add_argument("tables", nargs="*", metavar="DB.TABLE", help="db.table or db.schema.table; none: discover")
     parser.add_argument("--source-format", help="only this source format (" + ", ".join(SOURCE_FORMATS) + ")")
-    parser.add_argument("--project-dir", type=Path, default=PROJECT_DIR, help="dbt project (default: this one)")
+    add_project_dir_argument(parser)
     parser.add_argument("--target", help="dbt profile target for discovery (default: the profile's)")
     parser.add_argument(
         "--force", action="store_true", help="overwrite existing files (with --refresh, the YAML is refreshed)"
@@ -547,12 +546,15 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         if args.source_format is not None and args.source_format not in SOURCE_FORMATS:
             raise ScaffoldError(f"unknown format {args.source_format!r}; expected one of: {', '.join(SOURCE_FORMATS)}")
+        from cdc_lakehouse.dbt_project import resolve_profiles_dir, resolve_project_dir
+
+        args.project_dir = resolve_project_dir(args.project_dir)
         if not (args.project_dir / "dbt_project.yml").is_file():
             raise ScaffoldError(f"not a dbt project (no dbt_project.yml): {args.project_dir}")
         tables = [parse_table(text, args.source_format) for text in args.tables]
         from cdc_lakehouse.session import open_session, profile_spark_settings
 
-        spark = open_session(profile_spark_settings(args.target))
+        spark = open_session(profile_spark_settings(args.target, str(resolve_profiles_dir(args.project_dir))))
         if not tables:
             tables = discover_tables(spark, args.source_format)
             if not tables:

@@ -1,14 +1,18 @@
 """cdc-build: a scheduled run that builds what changed and nothing else (README, "Only what changed runs").
 
-A run has two parts, in one batch:
-1. The change log (selector scheduled_change_log: every scheduled model but the typed tables), unless
-   nothing landed since the newest batch and every one of its incremental models finished that batch:
-   then there is nothing for it to do, and no batch opens.
+A run has three parts, the pipeline's two in one batch:
+1. The change log (selector scheduled_change_log: every scheduled model of the pipeline but the typed
+   tables), unless nothing landed since the newest batch and every one of its incremental models finished
+   that batch: then there is nothing for it to do, and no batch opens.
 2. The typed tables (models tagged cdc_typed_table, written by cdc-scaffold) whose source table has
    versions in cdc_batch_tables after the batch the model last finished, the typed models behind their
-   upstream (a failed run's), those that never finished a batch, and what is built on them, with the
-   scheduled tests of all of these: `dbt build` joining the batch part 1 opened (var cdc_continue_batch).
-   A typed table whose source table did not change is not in the run at all.
+   upstream (a failed run's), those that never finished a batch, and what the pipeline builds on them,
+   with the scheduled tests of all of these: `dbt build` joining the batch part 1 opened (var
+   cdc_continue_batch). A typed table whose source table did not change is not in the run at all.
+3. The analysts' models and tests (every scheduled node that is not the pipeline's, README "Building on
+   it") downstream of a pipeline table that finished a batch since they were last built, and what is built
+   on them: plain `dbt build`, no batch. One that fails is reported and retried by the next run; it fails
+   nothing of the pipeline's.
 
 The seeds load first when they changed (cdc_lakehouse.seeds).
 """
@@ -23,8 +27,8 @@ from pathlib import Path
 
 import yaml
 
-from cdc_lakehouse.command_line import OneLineParser
-from cdc_lakehouse.dbt_project import DbtCommandError, DbtProject
+from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
+from cdc_lakehouse.dbt_project import PIPELINE_TAG, DbtCommandError, DbtProject
 from cdc_lakehouse.scaffold import SOURCE_TABLE_META, TYPED_TABLE_TAG
 from cdc_lakehouse.schema_lease import SchemaHeld, schema_lease
 from cdc_lakehouse.seeds import load_seeds_if_changed
@@ -33,6 +37,9 @@ SCHEDULED = "scheduled"
 CHANGE_LOG = "scheduled_change_log"
 TYPED_TABLES = "scheduled_typed_tables"
 BATCH_TABLES = "cdc_batch_tables"
+# The analysts' nodes the scheduled runs built, each with the oldest batch its pipeline inputs had finished.
+DOWNSTREAM_BUILDS = "cdc_downstream_builds"
+PASSED = ("success", "pass", "warn")
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,11 @@ class BuildOutcome:
     # When each part's tables held the batch (epoch seconds), for produce-to-visible latency (bench/latency.py).
     change_log_done_at: float | None = None
     typed_done_at: float | None = None
+    # Part 3: the analysts' nodes it ran, and those that failed ("name: dbt's message"), which fail no part of
+    # the pipeline's.
+    downstream_nodes: int = 0
+    downstream_seconds: float = 0.0
+    downstream_failures: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     # Every node either dbt command ran, in dbt's run_results.json shape (node_results).
     results: list[dict] = field(default_factory=list)
@@ -83,15 +95,22 @@ class BuildOutcome:
             else "change log: nothing new"
         )
         typed = f"{self.typed_tables_built} of {self.typed_tables} typed tables in {self.typed_seconds:.1f} s"
+        downstream = ""
+        if self.downstream_nodes:
+            downstream = f"; downstream {self.downstream_nodes} nodes in {self.downstream_seconds:.1f} s"
+        if self.downstream_failures:
+            downstream += f", failed: {'; '.join(self.downstream_failures)}"
         failed = f"; failed: {', '.join(self.failures)}" if self.failures else ""
-        return f"batch {self.batch_id}: {change_log}; {typed}{failed}"
+        return f"batch {self.batch_id}: {change_log}; {typed}{downstream}{failed}"
 
     def report(self) -> dict:
-        """What an orchestrator shows of the run: dbt's run_results.json fields for both commands, and the batch."""
+        """What an orchestrator shows of the run: dbt's run_results.json fields for every dbt command, and the
+        batch."""
         return {
             "batch_id": self.batch_id,
             "succeeded": self.succeeded,
             "failures": self.failures,
+            "downstream_failures": self.downstream_failures,
             "results": self.results,
         }
 
@@ -180,18 +199,19 @@ def descendants(manifest, roots: Iterable[str], within: set[str] | None = None) 
     return found
 
 
-def typed_roots(manifest, scheduled: set[str]) -> list[str]:
+def typed_roots(manifest, pipeline: set[str]) -> list[str]:
     return sorted(
         unique_id
-        for unique_id in scheduled
+        for unique_id in pipeline
         if unique_id.startswith("model.") and TYPED_TABLE_TAG in manifest.nodes[unique_id].tags
     )
 
 
-def typed_nodes_to_build(manifest, scheduled: set[str], run_log: RunLog, touched: list[TouchedTable]) -> set[str]:
-    """The typed tables of part 2 (see the module's doc), with what is built on them, among `scheduled`."""
-    roots = typed_roots(manifest, scheduled)
-    typed = descendants(manifest, roots, scheduled)
+def typed_nodes_to_build(manifest, pipeline: set[str], run_log: RunLog, touched: list[TouchedTable]) -> set[str]:
+    """The typed tables of part 2 (see the module's doc), with what the pipeline builds on them, among the
+    pipeline's scheduled nodes."""
+    roots = typed_roots(manifest, pipeline)
+    typed = descendants(manifest, roots, pipeline)
     selected = []
     for unique_id in roots:
         node = manifest.nodes[unique_id]
@@ -234,33 +254,131 @@ def node_selector(manifest, unique_id: str) -> str:
     return "fqn:" + ".".join(manifest.nodes[unique_id].fqn)
 
 
-def selection_arguments(manifest, typed: set[str], to_build: set[str]) -> list[str]:
-    """dbt's arguments selecting exactly `to_build` (part 2) in few criteria. dbt matches each criterion
-    against every node of the project (about 0.1 s a criterion at 6,000 nodes): a criterion per node took
-    minutes when a batch touched hundreds of tables. Every typed node (`typed`): one selector. Otherwise
-    `fqn:<node>+` for each chosen node none of whose parents is chosen, less what dbt would add below them
-    that was not chosen (a typed history's type check, the audit's tests: two criteria for a scaffolded
-    table instead of fourteen), or a criterion per node when that is fewer."""
-    if to_build == typed:
-        return ["--selector", TYPED_TABLES]
+def selection_arguments(
+    manifest, to_build: set[str], within: set[str] | None = None, within_criterion: str = ""
+) -> list[str]:
+    """dbt's arguments selecting exactly `to_build` in few criteria, each intersected (`,`) with
+    `within_criterion` when given, which selects the nodes `within` (default: every node). dbt matches each
+    criterion against every node of the project (about 0.1 s a criterion at 6,000 nodes): a criterion per
+    node took minutes when a batch touched hundreds of tables. `fqn:<node>+` for each chosen node none of
+    whose parents is chosen, less what dbt would add below them that was not chosen (a typed history's type
+    check: two criteria for a scaffolded table instead of fourteen), or a criterion per node when fewer."""
     heads = [node for node in to_build if not any(p in to_build for p in manifest.parent_map.get(node, []))]
-    extras = descendants(manifest, heads) - to_build
+    extras = descendants(manifest, heads, within) - to_build
     if len(heads) + len(extras) < len(to_build):
-        selected = sorted(node_selector(manifest, head) + "+" for head in heads)
+        selected = sorted(node_selector(manifest, head) + "+" + within_criterion for head in heads)
         excluded = sorted(node_selector(manifest, extra) for extra in extras)
         return ["--select", *selected, *(["--exclude", *excluded] if excluded else []), "--indirect-selection", "empty"]
     return ["--select", *sorted(node_selector(manifest, node) for node in to_build), "--indirect-selection", "empty"]
 
 
+def typed_selection_arguments(manifest, to_build: set[str], typed: set[str]) -> list[str]:
+    """Part 2's arguments: one selector when every typed node (`typed`) is in the run, as in a first run;
+    otherwise the changed tables' pipeline nodes in few criteria (selection_arguments)."""
+    if to_build == typed:
+        return ["--selector", TYPED_TABLES]
+    return selection_arguments(manifest, to_build, pipeline_nodes(manifest, manifest.nodes), f",tag:{PIPELINE_TAG}")
+
+
+def pipeline_nodes(manifest, nodes: Iterable[str]) -> set[str]:
+    """The pipeline's own nodes among these (tag cdc_pipeline): the others are the analysts'."""
+    return {unique_id for unique_id in nodes if PIPELINE_TAG in manifest.nodes[unique_id].tags}
+
+
+def pipeline_inputs(manifest, unique_id: str, pipeline: set[str]) -> set[str]:
+    """The pipeline's incremental models nearest upstream of a node, through views, ephemeral models, tables
+    and analysts' models: what a batch changes under it (seeds and sources are no batch)."""
+    found, seen, pending = set(), set(), list(manifest.parent_map.get(unique_id, []))
+    while pending:
+        parent = pending.pop()
+        if parent in seen or parent not in manifest.nodes or manifest.nodes[parent].resource_type != "model":
+            continue
+        seen.add(parent)
+        if parent in pipeline and manifest.nodes[parent].config.materialized == "incremental":
+            found.add(parent)
+        else:
+            pending.extend(manifest.parent_map.get(parent, []))
+    return found
+
+
+def downstream_plan(
+    manifest, analysts: set[str], pipeline: set[str], run_log: RunLog, built: dict[str, int]
+) -> tuple[set[str], dict[str, int]]:
+    """Part 3 (see the module's doc): the analysts' nodes to build, each with the oldest batch its pipeline
+    inputs have finished (what it is built through). A node is due when the scheduled runs never built it,
+    or when one of its pipeline inputs finished a batch after the one it was built through (a typed table
+    finishes a batch only in a run that changed it: part 2); what is built on a due node is due with it.
+    A node over no pipeline table (only seeds, or nothing the pipeline writes) is never in the run."""
+    inputs = {node: pipeline_inputs(manifest, node, pipeline) for node in analysts}
+    through = {
+        node: min((run_log.finished.get(manifest.nodes[model].name, -1) for model in models), default=-1)
+        for node, models in inputs.items()
+        if models
+    }
+    due = [
+        node
+        for node in through
+        if node not in built
+        or any(run_log.finished.get(manifest.nodes[model].name, -1) > built[node] for model in inputs[node])
+    ]
+    buildable = {
+        node
+        for node in analysts
+        if manifest.nodes[node].resource_type == "test" or manifest.nodes[node].config.materialized != "ephemeral"
+    }
+    to_build = descendants(manifest, due, analysts) & buildable
+    return to_build, {node: through.get(node, -1) for node in to_build}
+
+
+def read_downstream_builds(spark, schema: str) -> dict[str, int]:
+    if not spark.catalog.tableExists(f"{schema}.{DOWNSTREAM_BUILDS}"):
+        return {}
+    rows = spark.sql(f"select unique_id, built_through from {schema}.{DOWNSTREAM_BUILDS}").collect()
+    return {row.unique_id: row.built_through for row in rows}
+
+
+def record_downstream_builds(spark, schema: str, built: dict[str, int]) -> None:
+    """One MERGE: each node's batch, replacing what the table held of it."""
+    table = f"{schema}.{DOWNSTREAM_BUILDS}"
+    spark.sql(f"create table if not exists {table} (unique_id string, built_through bigint) using delta")
+    spark.createDataFrame(sorted(built.items()), "unique_id string, built_through bigint").createOrReplaceTempView(
+        "cdc_downstream_built_now"
+    )
+    spark.sql(
+        f"merge into {table} as stored using cdc_downstream_built_now as now on stored.unique_id = now.unique_id"
+        " when matched then update set built_through = now.built_through when not matched then insert *"
+    )
+
+
+FAILED = ("error", "fail", "runtime error")
+
+
 def failures(result) -> list[str]:
     if result.result is None or not hasattr(result.result, "results"):
         return [f"dbt: {result.exception}"]
-    return [r.node.name for r in result.result.results if str(r.status) in ("error", "fail", "runtime error")]
+    return [r.node.name for r in result.result.results if str(r.status) in FAILED]
+
+
+def failures_with_messages(result) -> list[str]:
+    """Each failed node with dbt's message on one line, for the run's line and report."""
+    if result.result is None or not hasattr(result.result, "results"):
+        return [f"dbt: {one_line(result.exception)}"]
+    return [
+        f"{r.node.name}: {one_line(r.message)}" if r.message else r.node.name
+        for r in result.result.results
+        if str(r.status) in FAILED
+    ]
+
+
+def one_line(text, limit: int = 400) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
     """One scheduled run (the module's doc): the change log, then the typed tables whose source table changed,
-    holding the schema's lease from the seeds to the typed tables (README, "Sharing a warehouse")."""
+    then the analysts' models over what changed, holding the schema's lease from the seeds to the last part
+    (README, "Sharing a warehouse")."""
     manifest = project.manifest()
     schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
     with schema_lease(spark, schema):
@@ -268,9 +386,10 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
 
 
 def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> BuildOutcome:
-    load_seeds_if_changed(project.run_checked, spark, schema)
+    load_seeds_if_changed(project.run_checked, spark, schema, project.project_dir)
     landing = next(source for source in manifest.sources.values() if source.name == "cdc_raw")
     scheduled = set(project.selected(SCHEDULED))
+    pipeline = pipeline_nodes(manifest, scheduled)
     change_log = set(project.selected(CHANGE_LOG))
     outcome = BuildOutcome()
 
@@ -286,23 +405,47 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         run_log = read_run_log(spark, schema)
     outcome.batch_id = run_log.batch_id
 
-    roots = typed_roots(manifest, scheduled)
+    roots = typed_roots(manifest, pipeline)
     outcome.typed_tables = len(roots)
     earliest = min((run_log.finished.get(manifest.nodes[root].name, -1) for root in roots), default=-1)
     touched = touched_tables(spark, schema, earliest)
     if outcome.change_log_nodes:
         outcome.tables_touched = sum(1 for table in touched if table.batch_id == run_log.batch_id)
-    to_build = typed_nodes_to_build(manifest, scheduled, run_log, touched)
+    to_build = typed_nodes_to_build(manifest, pipeline, run_log, touched)
     outcome.typed_tables_built = len(set(roots) & to_build)
     if to_build:
         started = time.monotonic()
-        selection = selection_arguments(manifest, scheduled - change_log, to_build)
+        selection = typed_selection_arguments(manifest, to_build, pipeline - change_log)
         result = project.invoke("build", *selection, dbt_vars={"cdc_continue_batch": True})
         outcome.typed_seconds = time.monotonic() - started
         outcome.typed_done_at = time.time()
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
+        run_log = read_run_log(spark, schema)
+
+    build_downstream(project, spark, manifest, schema, scheduled - pipeline, pipeline, run_log, outcome)
     return outcome
+
+
+def build_downstream(
+    project: DbtProject, spark, manifest, schema: str, analysts: set[str], pipeline: set[str], run_log, outcome
+) -> None:
+    """Part 3 (see the module's doc): its failures are the run's downstream failures, not the pipeline's."""
+    if not analysts:
+        return
+    to_build, through = downstream_plan(manifest, analysts, pipeline, run_log, read_downstream_builds(spark, schema))
+    if not to_build:
+        return
+    started = time.monotonic()
+    result = project.invoke("build", *selection_arguments(manifest, to_build))
+    outcome.downstream_seconds = time.monotonic() - started
+    outcome.downstream_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
+    outcome.downstream_failures += failures_with_messages(result) if not result.success else []
+    outcome.results += node_results(result)
+    ran = {r["unique_id"]: r["status"] for r in node_results(result)}
+    built = {node: batch for node, batch in through.items() if ran.get(node) in PASSED}
+    if built:
+        record_downstream_builds(spark, schema, built)
 
 
 class BuildArgumentError(Exception):
@@ -311,6 +454,7 @@ class BuildArgumentError(Exception):
 
 def _parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="cdc-build", description=__doc__.split("\n\n")[0], error_class=BuildArgumentError)
+    add_project_dir_argument(parser)
     parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
     add_report_argument(parser)
@@ -345,11 +489,12 @@ def main(argv: list[str] | None = None) -> int:
     except BuildArgumentError as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
         return 2
-    from cdc_lakehouse.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session
 
-    spark = open_session(profile_spark_settings(args.target))
+    project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
+    spark = open_session(project.spark_settings())
     try:
-        outcome = scheduled_build(DbtProject(target=args.target, dbt_vars=dbt_vars), spark)
+        outcome = scheduled_build(project, spark)
     except (DbtCommandError, SchemaHeld) as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
         return 1

@@ -40,10 +40,12 @@ def loaded_fingerprint(spark, schema: str) -> str | None:
     return found.group(1) if found else None
 
 
-def load_seeds_if_changed(dbt: Callable[[list[str]], None], spark, schema: str) -> bool:
-    """Load the seeds through `dbt` (a function running one dbt command) into `schema` unless loaded as they
-    are; whether it did."""
-    fingerprint = seeds_fingerprint()
+def load_seeds_if_changed(
+    dbt: Callable[[list[str]], None], spark, schema: str, project_dir: Path = PROJECT_DIR
+) -> bool:
+    """Load the seeds of the project at `project_dir` through `dbt` (a function running one dbt command) into
+    `schema` unless loaded as they are; whether it did."""
+    fingerprint = seeds_fingerprint(project_dir)
     if loaded_fingerprint(spark, schema) == fingerprint:
         return False
     dbt(["seed"])
@@ -55,14 +57,14 @@ def load_seeds_if_changed(dbt: Callable[[list[str]], None], spark, schema: str) 
 def main() -> int:
     from cdc_lakehouse.dbt_project import DbtProject
     from cdc_lakehouse.schema_lease import schema_lease
-    from cdc_lakehouse.session import open_session, profile_spark_settings
+    from cdc_lakehouse.session import open_session
 
-    spark = open_session(profile_spark_settings())
     project = DbtProject()
+    spark = open_session(project.spark_settings())
     manifest = project.manifest()
     schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{TYPE_MAPPINGS}"].schema
     with schema_lease(spark, schema):
-        loaded = load_seeds_if_changed(project.run_checked, spark, schema)
+        loaded = load_seeds_if_changed(project.run_checked, spark, schema, project.project_dir)
     print("seeds loaded" if loaded else "seeds unchanged since they were loaded: not reloaded")
     return 0
 

@@ -43,12 +43,16 @@ def open_session(server_side_parameters: Mapping[str, str]) -> SparkSession:
 
 def _with_jar_globs_expanded(settings: Mapping[str, str]) -> dict[str, str]:
     """Spark puts a spark.jars glob on the driver's class path but cannot ship it to executors, and the JVM
-    reads no glob but `dir/*` in a class path."""
+    reads no glob but `dir/*` in a class path. A relative pattern that matches nothing here (a command run in
+    a dbt project of its own, README "Building on it") is the installation's: the jars come with it."""
     settings = dict(settings)
     for key, separator in (("spark.jars", ","), ("spark.driver.extraClassPath", os.pathsep)):
         jars: list[str] = []
         for pattern in filter(None, settings.get(key, "").split(separator)):
-            matches = sorted(glob.glob(pattern.strip())) if glob.has_magic(pattern) else [pattern.strip()]
+            pattern = pattern.strip()
+            if glob.has_magic(pattern) and not Path(pattern).is_absolute() and not glob.glob(pattern):
+                pattern = str(PROJECT_DIR / pattern)
+            matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
             if not matches:
                 raise FileNotFoundError(f"{key}: no jar matches {pattern} (run `make jars`)")
             jars.extend(matches)
@@ -86,7 +90,9 @@ def profile_spark_settings(target: str | None = None, profiles_dir: str | None =
     from dbt.flags import set_from_args
     from dbt_common.context import set_invocation_context
 
-    profiles_dir = profiles_dir or os.environ.get("DBT_PROFILES_DIR") or str(PROJECT_DIR / "profiles")
+    from cdc_lakehouse.dbt_project import resolve_profiles_dir, resolve_project_dir
+
+    profiles_dir = profiles_dir or str(resolve_profiles_dir(resolve_project_dir()))
     set_invocation_context(os.environ)
     set_from_args(_NoArgs(), {})
     load_plugin("spark")

@@ -1,6 +1,8 @@
 {#
-    One batch per run (README, "Batches"). `dbt run` / `dbt build` opens a batch in the run log before any
-    model runs: the landing table's version at that moment. Each incremental model reads the landing commits,
+    One batch per run (README, "Batches"), for the pipeline's models (cdc_pipeline_node) alone: every other
+    model of the project is plain dbt. `dbt run` / `dbt build` of pipeline models opens a batch in the run
+    log before any model runs: the landing table's version at that moment. Each incremental model reads the
+    landing commits,
     or the rows its upstream models wrote, since the last batch it finished, up to this batch, with the
     bounds rendered as literals so Delta skips every file outside them; it stamps what it writes with this
     batch's id. The run's end records the batch for each model that succeeded, so a model that failed, was
@@ -27,7 +29,8 @@
 
 {#
     on-run-start: records the batch of this run and keeps the run log's state for the models. A run that
-    selects no incremental model (the audit, the seeds' cdc_type_mappings) reads no batch and opens none.
+    selects no incremental model of the pipeline (the audit, the seeds' cdc_type_mappings, a run of analysts'
+    models alone) reads no batch and opens none.
     With the var cdc_continue_batch true, the run joins the newest batch instead of opening one: the second
     part of a scheduled run (cdc-build builds the typed tables of the source tables the batch touched after
     the change log, README "Only what changed runs") reads up to the same batch and stamps the same id.
@@ -90,16 +93,23 @@
 {% endmacro %}
 
 
+{# Whether a node is the pipeline's (tag cdc_pipeline, dbt_project.yml): the batch machinery touches no other. #}
+{% macro cdc_pipeline_node(node) %}
+    {{- return('cdc_pipeline' in node.tags) -}}
+{% endmacro %}
+
+
 {% macro cdc_selects_incremental_models() %}
     {%- for unique_id in selected_resources
-        if unique_id in graph.nodes and graph.nodes[unique_id].config.materialized == 'incremental' -%}
+        if unique_id in graph.nodes and graph.nodes[unique_id].config.materialized == 'incremental'
+        and cdc_pipeline_node(graph.nodes[unique_id]) -%}
         {{- return(true) -}}
     {%- endfor -%}
     {{- return(false) -}}
 {% endmacro %}
 
 
-{# on-run-end: the models that succeeded finished this batch. #}
+{# on-run-end: the pipeline's models that succeeded finished this batch. #}
 {% macro cdc_close_batch(results) %}
     {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}
         {{- return('') -}}
@@ -109,6 +119,7 @@
     {%- for result in results
         if result.node.resource_type == 'model'
         and result.node.config.materialized == 'incremental'
+        and cdc_pipeline_node(result.node)
         and result.status == 'success' -%}
         {%- do finished.append("('" ~ result.node.name ~ "', " ~ batch_id ~ ', current_timestamp())') -%}
     {%- endfor -%}

@@ -8,7 +8,7 @@
        messages of formats this deployment does not read stay;
     2. the run log keeps keep_days of batches, and whatever the runs still read (each model's last finished
        batch, the two newest batches);
-    3. every table the project writes (models, seeds, snapshots, the run log) and landing are compacted
+    3. every table the pipeline writes (its models and snapshot, the seeds, the run log) and landing are compacted
        (OPTIMIZE) and vacuumed: files no longer in the table and older than retain_hours go (the time-travel
        window), and for landing never a file of a commit some model has not read yet. A table younger than
        that window has no such file: it is not vacuumed (cdc_younger_than_retention).
@@ -54,7 +54,7 @@
 {% macro cdc_landing_finished_versions(state) %}
     {%- set versions = [] -%}
     {%- for node in graph.nodes.values()
-        if node.resource_type == 'model' and node.config.materialized == 'incremental' -%}
+        if node.resource_type == 'model' and node.config.materialized == 'incremental' and cdc_pipeline_node(node) -%}
         {%- for input_id in cdc_batch_inputs(node) if input_id.startswith('source.') -%}
             {%- set model_finished = state.models.get(node.name) -%}
             {%- do versions.append(model_finished.landing_version if model_finished is not none else none) -%}
@@ -192,11 +192,11 @@
 {% endmacro %}
 
 
-{# The Delta tables the project writes: its models' and seeds' tables, snapshots and the run log. #}
+{# The Delta tables the pipeline writes: its models' and snapshot's tables, the seeds and the run log; not analysts'. #}
 {% macro cdc_maintained_tables() %}
     {%- set tables = [] -%}
     {%- for node in graph.nodes.values()
-        if node.resource_type in ('model', 'seed', 'snapshot')
+        if (node.resource_type == 'seed' or cdc_pipeline_node(node))
         and node.config.materialized in ('table', 'incremental', 'seed', 'snapshot') -%}
         {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
         {%- if relation is not none -%}

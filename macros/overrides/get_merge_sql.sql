@@ -8,9 +8,13 @@
     inserted (the typed current tables: a key whose open version is a delete leaves the table), in the same
     MERGE, so readers see a batch's deletes and upserts in one commit. dbt-spark admits no custom
     incremental strategy, so this replaces its merge; merge_update_columns and merge_exclude_columns keep
-    their meaning (over the model's columns, which `*` stands for).
+    their meaning (over the model's columns, which `*` stands for). A model that is not the pipeline's (an
+    analyst's) gets dbt-spark's merge, untouched.
 #}
 {% macro spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates) %}
+    {%- if not cdc_pipeline_node(model) -%}
+        {{- return(dbt.spark__get_merge_sql(target, source, unique_key, dest_columns, incremental_predicates)) -}}
+    {%- endif -%}
     {%- set columns = adapter.get_columns_in_relation(source) | map(attribute='name') | list -%}
     {%- set update_columns = config.get('merge_update_columns') or [] -%}
     {%- if not update_columns -%}

@@ -1,9 +1,9 @@
 {# upstream: dbt-adapters 1.24.5 dbt/include/global_project/macros/materializations/tests/where_subquery.sql default__get_where_subquery e0e1dcabd25c #}
 {#
-    The rows a data test reads (README, "Scheduled runs and the audit"). Every test of the project is
-    configured `where: __this_batch__` (dbt_project.yml): it reads, of an incremental model, the rows
-    stamped with the newest batch (the run's own in `dbt build`), and of the landing table the commits of
-    that batch, so a scheduled run tests what it wrote, not whole tables. Tests of other relations, the
+    The rows a data test reads (README, "Scheduled runs and the audit"). Every test of the pipeline's folders
+    is configured `where: __this_batch__` (dbt_project.yml; analysts' tests read what dbt says): it reads,
+    of an incremental model, the rows stamped with the newest batch (the run's own in `dbt build`), and of
+    the landing table the commits of that batch, so a scheduled run tests what it wrote, not whole tables. Tests of other relations, the
     tests only the audit runs (tag `audit`: the history invariants, the reconciliation) and every test of
     the audit (selector audit) read every row. In the run that opened the batch, a model that had nothing
     to read wrote no row of it: its tests read an empty relation (Spark plans no scan, not even of the

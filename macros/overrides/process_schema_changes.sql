@@ -8,9 +8,10 @@
     (cdc_type_widens), in place with Delta's type widening, so the merge writes the wider values. A column
     that becomes timestamp_ntz (a DATETIME added by DDL, a DATE widened) needs Delta's timestampNtz feature,
     which Delta turns on by itself only when a table is created with such a column: it is turned on first.
+    A model that is not the pipeline's (an analyst's) gets dbt's handling alone.
 #}
 {% macro spark__process_schema_changes(on_schema_change, source_relation, target_relation) %}
-    {%- if on_schema_change == 'append_new_columns' -%}
+    {%- if on_schema_change == 'append_new_columns' and cdc_pipeline_node(model) -%}
         {%- set stored = {} -%}
         {%- for column in adapter.get_columns_in_relation(target_relation) -%}
             {%- do stored.update({column.name | lower: column}) -%}

@@ -159,17 +159,23 @@ def dbt_show_in_process(spark, work_dir: Path, sql: str, dbt_vars: dict | None =
     return [dict(zip(table.column_names, row, strict=True)) for row in table.rows]
 
 
-def project_without_typed_tables(project: Path) -> Path:
-    """A copy of this dbt project at `project` without its typed table models, for cdc-scaffold to write
-    into."""
-    for item in ["dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "tests"]:
+def project_copy(project: Path) -> Path:
+    """A copy of this dbt project at `project`: its dbt files, not its Python, profile or warehouse."""
+    for item in ["dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests"]:
         source = PROJECT_DIR / item
         if source.is_dir():
             shutil.copytree(source, project / item, ignore=shutil.ignore_patterns("python", "__pycache__"))
         else:
             (project / item).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(source, project / item)
-    shutil.rmtree(project / "models" / "tables")
+    return project
+
+
+def project_without_typed_tables(project: Path) -> Path:
+    """A copy of this dbt project at `project` without its typed table models, for cdc-scaffold to write
+    into, nor its snapshot."""
+    shutil.rmtree(project_copy(project) / "models" / "tables")
+    shutil.rmtree(project / "snapshots")
     return project
 
 

@@ -1,11 +1,12 @@
 """cdc-build's second part selects exactly the typed nodes it chose, in few dbt criteria (dbt matches each
 criterion against every node of the project): one selector when every typed table is in the run; otherwise
-`fqn:<history>+` per changed table, less the tests below it that a scheduled run leaves out (the history's
-type check, the audit's tests).
+`fqn:<history>+` of the pipeline's nodes per changed table, less the tests below it that a scheduled run leaves
+out (the history's type check); an audit test and an analyst's model on a typed table are none of the
+pipeline's.
 
 A copy of the project with three scaffolded Canal tables (shop.a, shop.b, shop.c); shop.a's current model has
-one more test, tagged audit, which a scheduled run leaves to the audit. What each selection selects is what
-`dbt ls` lists with it (no Spark).
+one more test, tagged audit, which a scheduled run leaves to the audit, and an analyst's view on it (built by
+cdc-build's last part, not its second). What each selection selects is what `dbt ls` lists with it (no Spark).
 """
 
 import pytest
@@ -16,12 +17,14 @@ from cdc_lakehouse.scheduled_build import (
     SCHEDULED,
     RunLog,
     TouchedTable,
-    selection_arguments,
+    pipeline_nodes,
     typed_nodes_to_build,
+    typed_selection_arguments,
 )
 
 TABLES = ("a", "b", "c")
 AUDIT_TEST = "{{ config(tags=['audit']) }}\nselect * from {{ ref('shop__a__current') }} where false\n"
+ANALYSTS_VIEW = "{{ config(materialized='view') }}\nselect id from {{ ref('shop__a__current') }}\n"
 
 
 @pytest.fixture(scope="module")
@@ -37,19 +40,22 @@ def project(tmp_path_factory):
         for file_name, content in scaffold_files(table, f"shop__{name}").items():
             (tables / file_name).write_text(content)
     (root / "tests" / "shop__a__audited.sql").write_text(AUDIT_TEST)
+    (root / "models" / "analytics").mkdir()
+    (root / "models" / "analytics" / "a_ids.sql").write_text(ANALYSTS_VIEW)
     return DbtProject(project_dir=root, dbt_vars={"cdc_enabled_formats": ["canal_json"]})
 
 
-def chosen(project, *changed_tables: str, first_run: bool = False) -> tuple[set[str], set[str]]:
+def chosen(project, *changed_tables: str, first_run: bool = False) -> tuple[set[str], list[str]]:
     """The typed nodes cdc-build chooses after a batch (2) that touched these tables, every typed model having
-    finished batch 1 (none, on a first run); and every scheduled typed node."""
+    finished batch 1 (none, on a first run), and the arguments that select them."""
     manifest = project.manifest()
-    scheduled = set(project.selected(SCHEDULED))
-    typed = scheduled - set(project.selected(CHANGE_LOG))
+    pipeline = pipeline_nodes(manifest, project.selected(SCHEDULED))
+    typed = pipeline - set(project.selected(CHANGE_LOG))
     models = {manifest.nodes[node].name for node in typed if node.startswith("model.")}
     run_log = RunLog(batch_id=2, landing_version=2, finished={} if first_run else dict.fromkeys(models, 1))
     touched = [TouchedTable("canal_json", "shop", None, table, 2) for table in changed_tables]
-    return typed_nodes_to_build(manifest, scheduled, run_log, touched), typed
+    to_build = typed_nodes_to_build(manifest, pipeline, run_log, touched)
+    return to_build, typed_selection_arguments(manifest, to_build, typed)
 
 
 def names(nodes: set[str]) -> set[str]:
@@ -57,21 +63,18 @@ def names(nodes: set[str]) -> set[str]:
 
 
 def test_a_first_run_selects_every_typed_table_with_one_selector(project):
-    to_build, typed = chosen(project, first_run=True)
-    assert to_build == typed
+    to_build, arguments = chosen(project, first_run=True)
     assert names(to_build) == {f"shop__{table}__{kind}" for table in TABLES for kind in ("history", "current")}
-    arguments = selection_arguments(project.manifest(), typed, to_build)
     assert arguments == ["--selector", "scheduled_typed_tables"]
     assert set(project.listed(*arguments)) == to_build
 
 
 def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(project):
-    to_build, typed = chosen(project, "b")
+    to_build, arguments = chosen(project, "b")
     assert names(to_build) == {"shop__b__history", "shop__b__current"}
-    arguments = selection_arguments(project.manifest(), typed, to_build)
     assert arguments == [
         "--select",
-        "fqn:cdc_lakehouse.tables.shop__b__history+",
+        "fqn:cdc_lakehouse.tables.shop__b__history+,tag:cdc_pipeline",
         "--exclude",
         "fqn:cdc_lakehouse.tables.shop__b__history_holds_its_source_types",
         "--indirect-selection",
@@ -80,17 +83,15 @@ def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(
     assert set(project.listed(*arguments)) == to_build
 
 
-def test_two_changed_tables_leave_out_the_audits_test_too(project):
-    to_build, typed = chosen(project, "a", "c")
+def test_two_changed_tables_leave_out_the_audits_test_and_the_analysts_view(project):
+    to_build, arguments = chosen(project, "a", "c")
     assert names(to_build) == {f"shop__{table}__{kind}" for table in "ac" for kind in ("history", "current")}
-    assert "test.cdc_lakehouse.shop__a__audited" not in to_build
-    arguments = selection_arguments(project.manifest(), typed, to_build)
+    assert not {"test.cdc_lakehouse.shop__a__audited", "model.cdc_lakehouse.a_ids"} & to_build
     assert arguments == [
         "--select",
-        "fqn:cdc_lakehouse.tables.shop__a__history+",
-        "fqn:cdc_lakehouse.tables.shop__c__history+",
+        "fqn:cdc_lakehouse.tables.shop__a__history+,tag:cdc_pipeline",
+        "fqn:cdc_lakehouse.tables.shop__c__history+,tag:cdc_pipeline",
         "--exclude",
-        "fqn:cdc_lakehouse.shop__a__audited",
         "fqn:cdc_lakehouse.tables.shop__a__history_holds_its_source_types",
         "fqn:cdc_lakehouse.tables.shop__c__history_holds_its_source_types",
         "--indirect-selection",
