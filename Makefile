@@ -1,7 +1,7 @@
 # make run   : set up from nothing, land the sample data (all nine formats), dbt build, print a summary
 # make test  : ruff, sqlfluff, pytest; pytest lands sample_data/ and the vendor examples in a temporary
 #              warehouse and runs `dbt build` (models and every dbt test) on them. CI (.ci/run) runs it
-#              beside make test-slow, test-kafka, test-orchestration and test-cluster.
+#              beside make test-slow, then make test-kafka (CONTRIBUTING.md).
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -17,20 +17,21 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-dts-history clean
+.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-dts-history clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
 	@echo "make build        a scheduled run (cdc-build): seeds when they changed, the change log, the typed tables that changed"
 	@echo "make audit        dbt build --selector audit: every data test over whole tables"
 	@echo "make maintain     cdc-maintain: landing retention, the run log's old batches, OPTIMIZE and VACUUM of every table"
-	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it beside the other suites)"
-	@echo "make test-setup   everything every suite needs (both orchestrators' extras, every jar): what CI installs first"
+	@echo "make test         lint + pytest + dbt build/test on the sample data (CI runs it beside make test-slow)"
+	@echo "make test-setup   what CI's suites need (the venv, the Spark and Kafka broker jars): what CI installs first"
 	@echo "make test-unit    the dbt unit tests alone: vendor rules (Canal, DTS regrouping, Alibaba halves and pairing, history) on hand-written rows"
 	@echo "make test-slow    the suites of many dbt runs: batches, incremental runs, enabled formats, pairing, history property, typed tables, scaffold, cdc-land, docs"
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras; their scheduler and daemon run the scheduled run, audit, maintenance"
 	@echo "make test-cluster dbt build on a shared deployment: a standalone master and two workers, the metastore on PostgreSQL, the warehouse on HDFS; two builds at once"
+	@echo "make test-deploy  test-orchestration and test-cluster: before a change to scheduling, ingest, the lease, maintenance or the cluster profile is done"
 	@echo "make executor-env the packed Python environment cluster executors run the UDFs with"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -97,8 +98,8 @@ land: setup
 seeds: setup
 	$(BIN)/python -m cdc_lakehouse.seeds
 
-# A scheduled run (cdc-build): one batch (README, "Batches"); the change log, then only the typed tables whose
-# source tables changed (README, "Only what changed runs"); the seeds first when they changed.
+# A scheduled run (cdc-build): one batch (README, "The scheduled run"); the change log, then only the typed tables whose
+# source tables changed (README, "The scheduled run"); the seeds first when they changed.
 build: setup
 	$(BIN)/cdc-build
 
@@ -117,50 +118,11 @@ run: setup land build
 
 test: lint test-python
 
-# The dbt and cdc-* JVMs the suites start run small queries for minutes at most: C1 alone compiles for a
-# fraction of the CPU C2 takes (C2's compiler threads took 73 s of the 173 s of JVM CPU of one slow test
-# module), and the suites share two cores side by side in CI (.ci/run). A suite's own session lives as long
-# as the suite and keeps C2 (tests/python/conftest.py). The profile passes CDC_JAVA_OPTIONS to the driver
-# and the executors (docs/decisions.md, "CI: suites side by side").
-JIT_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m
-# And they map the classes a Spark driver loads (Spark, Hive, Hadoop) from an archive one driver wrote at
-# set-up (class data sharing) rather than loading and verifying them again: test_batches alone took 369 s in
-# place of 446. A JVM whose class path is not the driver's (a cluster's executors) warns that it cannot use
-# the archive and loads its classes as usual.
-SPARK_CLASSES := target/spark-classes.jsa
-TEST_JAVA_OPTIONS := $(JIT_OPTIONS) -XX:SharedArchiveFile=$(CURDIR)/$(SPARK_CLASSES)
-# The suites of a local driver also evaluate their queries interpreted, as Spark's own tests can: on a few
-# rows, compiling each query's generated Java costs more than it saves (test_batches alone: 444 s with code
-# generation, 304 s without). Spark's code generation is kept, as deployed, by the cluster suite's run on a
-# standalone master (the change log and the history, decoded on its executors, which refuse Spark settings in
-# their JVM options: test_cluster.py) and by `make run` (every format and model); docs/decisions.md, "CI:
-# suites side by side".
-INTERPRETED_QUERIES := -Dspark.sql.codegen.wholeStage=false -Dspark.sql.codegen.factoryMode=NO_CODEGEN
-# The suites of many small dbt runs plan a stage as one task: one shuffle partition, without adaptive execution
-# (which plans each stage again, and coalesces partitions). test_batches alone: 394 and 380 s of CPU in place
-# of 423 and 440; one partition alone, or 2 partitions without adaptive execution, 419 and 410. make test, the
-# cluster suite and the history property test (its fixture) keep the profile's partitions and adaptive
-# execution: the order of a history must not depend on how rows are spread (docs/decisions.md, "CI: suites
-# side by side").
-ONE_TASK_STAGES := -Dspark.sql.adaptive.enabled=false
-lint test-python test-unit: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
-test-cluster: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES)
-test-slow test-kafka test-orchestration test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(INTERPRETED_QUERIES) $(ONE_TASK_STAGES)
-test-slow test-kafka test-orchestration test-history-property: export CDC_SHUFFLE_PARTITIONS ?= 1
+# The suites' JVM and Spark settings: ci.mk (CONTRIBUTING.md, "Test settings").
+include ci.mk
 
-# The archive holds the classes a `dbt seed` into a warehouse of its own loaded. Its driver writes it on
-# exiting, after dbt has: the recipe waits for that JVM.
-$(SPARK_CLASSES): $(BIN)/dbt $(SPARK_JARS)
-	rm -rf target/spark-classes-warehouse $@
-	CDC_WAREHOUSE=$(CURDIR)/target/spark-classes-warehouse DBT_TARGET_PATH=$(CURDIR)/target/spark-classes-dbt \
-		CDC_JAVA_OPTIONS="$(JIT_OPTIONS) -XX:ArchiveClassesAtExit=$(CURDIR)/$@" $(BIN)/dbt seed --select cdc_sources >target/spark-classes.log
-	while pgrep -f '[A]rchiveClassesAtExit=$(CURDIR)/$@' >/dev/null; do sleep 1; done
-	rm -rf target/spark-classes-warehouse target/spark-classes-dbt
-	test -s $@
-
-# sqlfluff's dbt templater opens a Spark session for the models' introspective queries: 43 s of CPU with the
-# test JVM options, 65 without.
-lint: setup $(SPARK_CLASSES)
+# sqlfluff's dbt templater opens a Spark session for the models' introspective queries.
+lint: setup
 	$(BIN)/ruff check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	$(BIN)/ruff format --check python_udfs cdc_lakehouse orchestration tests/python sample_data bench dbt_cdc_udfs.py
 	# An empty warehouse: the dbt templater renders every model as a first, full build.
@@ -169,21 +131,21 @@ lint: setup $(SPARK_CLASSES)
 # The dbt unit tests (models/**/_*__unit_tests.yml): the vendor rules on hand-written rows, in a warehouse of
 # their own with nothing in it (no seeds, nothing landed), in under a minute. make test runs them too: its
 # shared build is a whole `dbt build`, which runs every unit test before the model it tests.
-test-unit: setup $(SPARK_CLASSES)
+test-unit: setup
 	CDC_WAREHOUSE=$(CURDIR)/target/unit-warehouse $(BIN)/dbt test --select test_type:unit
 
-test-python: setup $(SPARK_CLASSES)
-	$(BIN)/pytest -q --durations=15 --cpu-durations=15
+test-python: setup
+	$(BIN)/pytest -q --durations=15
 
 # Suites of many dbt runs each (marker slow): minutes on their own, kept out of make test's 12 minutes;
 # CI runs them beside make test. Two workers, a test file each at a time: a module's fixtures stay together.
-test-slow: setup $(SPARK_CLASSES)
-	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30 --cpu-durations=30
+test-slow: setup
+	$(BIN)/pytest -q -m slow -n 2 --dist loadfile --durations=30
 
 # The cluster profile on a shared deployment started on 127.0.0.1: a standalone master and two workers, the
 # Hive metastore on PostgreSQL (the pgserver wheel's binaries), the warehouse on HDFS, a Kafka broker.
-test-cluster: setup $(SPARK_CLASSES) executor-env hdfs kafka-broker
-	$(BIN)/pytest -q -m cluster --durations=10 --cpu-durations=10
+test-cluster: setup executor-env hdfs kafka-broker
+	$(BIN)/pytest -q -m cluster --durations=10
 
 ORCHESTRATORS := $(VENV)/.orchestrators
 
@@ -193,21 +155,25 @@ $(ORCHESTRATORS): pyproject.toml | setup
 
 orchestrators: $(ORCHESTRATORS)
 
-# Everything every suite needs, for .ci/run to install before it runs the suites side by side; the extras
-# before executor-env, which packs the versions .venv holds, and the class archive last, of the jars .venv holds.
-test-setup: setup kafka-broker hdfs orchestrators executor-env $(SPARK_CLASSES)
+# What the data path's suites need (make test, test-slow, test-kafka), for .ci/run to install before it
+# runs them side by side.
+test-setup: setup kafka-broker
+
+# The real-scheduler and shared-deployment suites: run them before a change to scheduling, ingest, the
+# lease, maintenance or the cluster profile is called done (CONTRIBUTING.md). CI does not.
+test-deploy: test-orchestration test-cluster
 
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.
-test-orchestration: setup $(SPARK_CLASSES) kafka-broker orchestrators
-	$(BIN)/pytest -q -m orchestration --durations=10 --cpu-durations=10
+test-orchestration: setup kafka-broker orchestrators
+	$(BIN)/pytest -q -m orchestration --durations=10
 
 # cdc-ingest against a real single-node Kafka broker (KRaft) started from jars/kafka-broker on 127.0.0.1.
-test-kafka: setup $(SPARK_CLASSES) kafka-broker
-	$(BIN)/pytest -q -m kafka --durations=10 --cpu-durations=10
+test-kafka: setup kafka-broker
+	$(BIN)/pytest -q -m kafka --durations=10
 
 # make test-slow draws one change stream per format (4 formats, in one warehouse); this draws 20 per format.
-test-history-property: setup $(SPARK_CLASSES)
+test-history-property: setup
 	HISTORY_EXAMPLES=20 $(BIN)/pytest -q -m slow tests/python/test_history_property.py
 
 # The DTS schema is a copy of ../shared/formats/tencent_dts_subscribe.proto; its module is committed.

@@ -1,5 +1,5 @@
 """make bench-changed: what a scheduled run costs when one source table of many changed, with cdc-build in a
-long-lived process (README, "Only what changed runs").
+long-lived process (README, "The scheduled run").
 
 A fresh warehouse under bench/work/ and the project with the typed tables of every Huawei DRS JSON bench table
 (20 source tables, bench/generate.py), built from CHANGED_EVENTS (default 20,000) events of every format over

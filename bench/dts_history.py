@@ -1,5 +1,5 @@
 """make bench-dts-history: what regrouping Tencent DTS Envelope parts costs a run, by how much DTS history the
-warehouse holds (README, "DTS regrouping and history").
+warehouse holds (bench/README.md, "`make bench-dts-history`").
 
 For each history size in DTS_HISTORY_GROUPS (default 40,000 and 1,200,000 Entries, each split in two
 Envelopes over four partitions: 80,000 and 2,400,000 messages), a fresh warehouse under bench/work/: the

@@ -68,7 +68,7 @@ def land(
     """Append generated messages (of `tables`, by default all 20) after the landed offsets of their topics, or
     at the offsets `next_offset` holds per topic, which it advances (as Kafka does, whatever landing
     retention removed); messages per format. A run reads the landing commits since the previous one
-    (README, "Batches"), whatever their ingested_at."""
+    (README, "The scheduled run"), whatever their ingested_at."""
     import pandas as pd
 
     from bench.generate import TABLES, messages

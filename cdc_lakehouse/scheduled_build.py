@@ -1,4 +1,4 @@
-"""cdc-build: a scheduled run that builds what changed and nothing else (README, "Only what changed runs").
+"""cdc-build: a scheduled run that builds what changed and nothing else (README, "The scheduled run").
 
 A run has three parts, the pipeline's two in one batch:
 1. The change log (selector scheduled_change_log: every scheduled model of the pipeline but the typed

@@ -5,7 +5,7 @@ maintenance) holds the schema's lease while it runs, so two runs never open batc
 The lease is a row of the table `cdc_schema_leases` in the metastore's PostgreSQL database: one atomic
 statement takes it when it is free, expired, or already this holder's, on the server's clock. The holder
 renews it every third of its term; a holder that died stops renewing, and the next run takes it once the
-term is over (then the models' own recovery runs: README, "Recovery").
+term is over (then the models' own recovery runs: README, "Operating it").
 
 A run that finds the lease held waits for it, up to CDC_LEASE_WAIT_SECONDS (default 900; 0: refuse at
 once), then stops with one line naming the holder. The term is CDC_LEASE_SECONDS (default 60).

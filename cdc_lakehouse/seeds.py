@@ -1,4 +1,4 @@
-"""Seeds load when they change, not on every run (README, "Scheduled runs and the audit").
+"""Seeds load when they change, not on every run (README, "The scheduled run").
 
 `make seeds` and cdc-build (so the Airflow DAG and Dagster's schedules) call this before a scheduled run:
 when the seed files or cdc_type_mappings (the one model built from seeds alone) differ from what the

@@ -1,5 +1,5 @@
 {#
-    One batch per run (README, "Batches"), for the pipeline's models (cdc_pipeline_node) alone: every other
+    One batch per run (README, "The scheduled run"), for the pipeline's models (cdc_pipeline_node) alone: every other
     model of the project is plain dbt. `dbt run` / `dbt build` of pipeline models opens a batch in the run
     log before any model runs: the landing table's version at that moment. Each incremental model reads the
     landing commits,
@@ -33,7 +33,7 @@
     models alone) reads no batch and opens none.
     With the var cdc_continue_batch true, the run joins the newest batch instead of opening one: the second
     part of a scheduled run (cdc-build builds the typed tables of the source tables the batch touched after
-    the change log, README "Only what changed runs") reads up to the same batch and stamps the same id.
+    the change log, README "The scheduled run") reads up to the same batch and stamps the same id.
 #}
 {% macro cdc_open_batch() %}
     {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}

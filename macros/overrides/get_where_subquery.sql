@@ -1,6 +1,6 @@
 {# upstream: dbt-adapters 1.24.5 dbt/include/global_project/macros/materializations/tests/where_subquery.sql default__get_where_subquery e0e1dcabd25c #}
 {#
-    The rows a data test reads (README, "Scheduled runs and the audit"). Every test of the pipeline's folders
+    The rows a data test reads (README, "The scheduled run"). Every test of the pipeline's folders
     is configured `where: __this_batch__` (dbt_project.yml; analysts' tests read what dbt says): it reads,
     of an incremental model, the rows stamped with the newest batch (the run's own in `dbt build`), and of
     the landing table the commits of that batch, so a scheduled run tests what it wrote, not whole tables. Tests of other relations, the

@@ -20,8 +20,6 @@ from cdc_lakehouse import PROJECT_DIR
 from vendor_writers.tencent_dts_protobuf import envelope as dts_envelope
 from vendor_writers.tencent_dts_protobuf import envelopes as dts_split
 
-pytest_plugins = ["cpu_durations"]
-
 VENV_BIN = Path(sys.executable).parent
 VENDOR_EXAMPLES = Path(__file__).resolve().parent / "vendor_examples"
 
@@ -46,7 +44,7 @@ def spark(tmp_path_factory):
             "spark.sql.warehouse.dir": str(warehouse / "tables"),
             # This JVM runs the suite's in-process dbt runs for up to half an hour in CI: C2's code pays for
             # its compiling here, unlike in the short dbt and cdc-* JVMs the tests start, which keep the
-            # Makefile's C1 alone (docs/decisions.md, "CI: suites side by side").
+            # C1 alone of ci.mk (docs/decisions.md, "CI: the data path's suites").
             "spark.driver.extraJavaOptions": settings["spark.driver.extraJavaOptions"].replace(
                 "-XX:TieredStopAtLevel=1", ""
             ),

@@ -1,4 +1,4 @@
-"""README "Adding a format", walked through: a copy of the project gains a format `toy_json` by its steps 1
+"""CONTRIBUTING.md, "Adding a format", walked through: a copy of the project gains a format `toy_json` by its steps 1
 to 4 (staging folder with its docs block, events model, one registry entry, seed rows), and dbt's own parse
 (no Spark) puts it in the change log: its events in the union of events, its quarantined messages in the
 quarantine, its docs in the staging model's description, its models leaving the DAG when it is not enabled.

@@ -84,7 +84,7 @@ def shared_warehouse(root, postgres: Postgres, hdfs: str, name: str, **settings:
 
 
 def deployed_evaluation(java_options: str) -> str:
-    """The suite's JVM options less its Spark settings (Makefile, INTERPRETED_QUERIES): executors refuse
+    """The suite's JVM options less its Spark settings (ci.mk, TEST_JAVA_OPTIONS): executors refuse
     spark.* options (INVALID_EXECUTOR_SPARK_OPTIONS), and a run on the cluster keeps Spark's code generation,
     as deployed."""
     return " ".join(option for option in java_options.split() if not option.startswith("-Dspark."))

@@ -549,7 +549,7 @@ def cases(draw, source_format: str) -> Case:
 @pytest.fixture(scope="module")
 def project(spark, tmp_path_factory):
     """With the profile's shuffle partitions and Spark's adaptive execution, whatever the suite runs with
-    (Makefile, ONE_TASK_STAGES): a history's order must not depend on how its rows are spread over tasks."""
+    (ci.mk, ONE_TASK_STAGES): a history's order must not depend on how its rows are spread over tasks."""
     adaptive = spark.conf.get("spark.sql.adaptive.enabled")
     spark.conf.set("spark.sql.adaptive.enabled", "true")
     try:

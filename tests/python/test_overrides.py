@@ -1,4 +1,5 @@
-"""The fence around the project's replacements of dbt macros (macros/overrides/, README "Overrides of dbt").
+"""The fence around the project's replacements of dbt macros (macros/overrides/; CONTRIBUTING.md, "The dbt-override
+fence").
 
 Each override's first line names the installed dbt macro it follows: `{# upstream: <package> <version> <file
 under site-packages> <macro> <sha256 prefix of that macro's text> #}`. The test fails when the installed

@@ -1,5 +1,5 @@
 """cdc-build's scheduled run builds what changed: the change log when something landed, and only the typed tables
-whose source table has new versions (README, "Only what changed runs").
+whose source table has new versions (README, "The scheduled run").
 
 Three Canal tables (shop.a, shop.b, shop.c) have typed models, a fourth (shop.d) has none. Each scenario lands
 Canal messages and runs cdc_lakehouse.scheduled_build in this process; which models finished which batch is
