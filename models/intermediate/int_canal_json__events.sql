@@ -2,8 +2,9 @@
 
 {#
     One change event per row image of a Canal FlatMessage (one per DDL, truncate or control message).
-    Canal puts inserted, updated (after) and deleted rows in `data`; an update's `old[i]` holds only the
-    columns that changed, so its before image is `data[i]` overlaid with `old[i]`.
+    Canal puts inserted, updated (after) and deleted rows in `data` (Tencent CKafka's canal-compatible
+    output a deleted row in `old`: stg_canal_json__messages.deleted_rows); an update's `old[i]` holds only
+    the columns that changed (CKafka: all of them), so its before image is `data[i]` overlaid with `old[i]`.
 #}
 with
 
@@ -20,11 +21,11 @@ row_images as (
         image.data_image
     from messages
         lateral view posexplode(
-            if(
-                messages.op in ('c', 'r', 'u', 'd'),
-                messages.data_rows,
-                array(cast(null as map <string, string>))
-            )
+            case
+                when messages.op = 'd' then messages.deleted_rows
+                when messages.op in ('c', 'r', 'u') then messages.data_rows
+                else array(cast(null as map <string, string>))
+            end
         ) image as row_index, data_image
 )
 

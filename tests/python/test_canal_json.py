@@ -206,7 +206,7 @@ EXPECTED_QUARANTINE = [
     (1, "unknown operation type: MERGE"),
     (2, NOT_CANAL),  # data is a string, not an array of rows
     (3, "update with 2 after images in data and 1 change sets in old"),
-    (4, "DELETE without rows in data"),
+    (4, "DELETE without rows in data or old"),
     (5, "no operation type (type)"),
     (6, "INSERT flagged isDdl"),
     (7, NOT_CANAL),  # the JSON text `null`

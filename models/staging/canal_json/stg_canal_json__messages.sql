@@ -46,7 +46,11 @@ classified as (
             (column_name, column_type) -> array_contains(
                 binary_column_types.column_types, {{ canal_column_base_type('column_type') }}
             )
-        ) as binary_columns
+        ) as binary_columns,
+        -- Canal writes a DELETE's rows in data; Tencent CKafka's canal-compatible output in old, data null.
+        if(
+            size(coalesce(parsed.message.data, array())) > 0, parsed.message.data, parsed.message.old
+        ) as deleted_rows
     from parsed
     left join operation_codes
         on parsed.message.type = operation_codes.vendor_operation
@@ -67,8 +71,10 @@ checked as (
                 then concat(classified.message.type, ' flagged isDdl')
             when classified.op in ('c', 'r', 'u', 'd') and classified.message.table is null
                 then 'row change without a table name'
-            when classified.op in ('c', 'r', 'u', 'd') and size(coalesce(classified.message.data, array())) = 0
+            when classified.op in ('c', 'r', 'u') and size(coalesce(classified.message.data, array())) = 0
                 then concat(classified.message.type, ' without rows in data')
+            when classified.op = 'd' and size(coalesce(classified.deleted_rows, array())) = 0
+                then 'DELETE without rows in data or old'
             when
                 classified.op = 'u'
                 and size(classified.message.data) != size(coalesce(classified.message.old, array()))
@@ -111,6 +117,7 @@ select
     checked.message.sqlType as jdbc_types,
     checked.message.data as data_rows,
     checked.message.old as old_rows,
+    if(checked.op = 'd', checked.deleted_rows, null) as deleted_rows,
     coalesce(checked.message.pkNames, array()) as primary_key,
     nullif(checked.message.gtid, '') as gtid,
     checked.quarantine_reason,
