@@ -2,15 +2,8 @@
 
 with
 
-landed as (
-    {{ landed_messages(['aliyun_datahub_tuple']) }}
-),
-
 decoded as (
-    select
-        landed.*,
-        {{ cdc_decoded_text('landed.value') }} as decoded_text
-    from landed
+    {{ decoded_messages(['aliyun_datahub_tuple']) }}
 ),
 
 parsed as (
@@ -22,11 +15,7 @@ parsed as (
 ),
 
 operation_codes as (
-    select
-        vendor_operation,
-        op
-    from {{ ref('cdc_operation_codes') }}
-    where source_format = 'aliyun_datahub_tuple'
+    {{ vendor_operation_codes('aliyun_datahub_tuple') }}
 ),
 
 classified as (
@@ -82,12 +71,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.vendor_operation,
     checked.op,
     -- An update is two records: the half is told by its image flags.
@@ -106,7 +90,5 @@ select
     {{ aliyun_epoch_millis('try_cast(checked.execute_time as bigint)') }} as event_ts,
     checked.sequence_id as source_position,
     cast(null as string) as ddl_sql,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

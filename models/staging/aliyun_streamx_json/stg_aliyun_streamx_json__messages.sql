@@ -2,40 +2,13 @@
 
 with
 
-landed as (
-    {{ landed_messages(['aliyun_streamx_json']) }}
-),
-
-decoded as (
-    select
-        landed.*,
-        {{ cdc_decoded_text('landed.value') }} as decoded_text
-    from landed
-),
-
 parsed as (
-    select
-        decoded.*,
-        from_json(
-            decoded.decoded_text.text,
-            '{{ aliyun_streamx_json_schema() }}',
-            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
-        ) as message
-    from decoded
-),
-
-operation_codes as (
-    select
-        vendor_operation,
-        op
-    from {{ ref('cdc_operation_codes') }}
-    where source_format = 'aliyun_streamx_json'
+    {{ parsed_json_messages('aliyun_streamx_json', aliyun_streamx_json_schema(), operation='message.payload.op') }}
 ),
 
 classified as (
     select
         parsed.*,
-        operation_codes.op,
         parsed.message.payload.before.dataColumn as before_image,
         parsed.message.payload.after.dataColumn as after_image,
         transform(parsed.message.schema.dataColumn, data_column -> data_column.name) as column_names,
@@ -47,18 +20,13 @@ classified as (
             data_column -> data_column.name
         ) as base64_columns
     from parsed
-    left join operation_codes
-        on parsed.message.payload.op = operation_codes.vendor_operation
 ),
 
 checked_shape as (
     select
         classified.*,
         case
-            when classified.decoded_text.error is not null then classified.decoded_text.error
-            when classified.message is null then 'empty message'
-            when classified.message._corrupt_record is not null
-                then 'not a DataWorks StreamX JSON message (malformed JSON or wrong field types)'
+            {{ json_message_problems('classified', 'a DataWorks StreamX JSON message') }}
             when classified.message.payload is null then 'no payload'
             when classified.message.payload.op is null then 'no operation (payload.op)'
             when classified.op is null then concat('unknown operation: ', classified.message.payload.op)
@@ -146,12 +114,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.message.payload.op as vendor_operation,
     checked.op,
     -- An update sent as two messages: the half is told by the image it carries.
@@ -191,7 +154,5 @@ select
     -- A serialized Java object (base64): kept as opaque text, never decoded or deserialized.
     checked.message.payload.ddl.ddlMeta as ddl_meta,
     checked.message.version as format_version,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

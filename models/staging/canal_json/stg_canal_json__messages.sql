@@ -2,34 +2,8 @@
 
 with
 
-landed as (
-    {{ landed_messages(['canal_json']) }}
-),
-
-decoded as (
-    select
-        landed.*,
-        {{ cdc_decoded_text('landed.value') }} as decoded_text
-    from landed
-),
-
 parsed as (
-    select
-        decoded.*,
-        from_json(
-            decoded.decoded_text.text,
-            '{{ canal_json_schema() }}',
-            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
-        ) as message
-    from decoded
-),
-
-operation_codes as (
-    select
-        vendor_operation,
-        op
-    from {{ ref('cdc_operation_codes') }}
-    where source_format = 'canal_json'
+    {{ parsed_json_messages('canal_json', canal_json_schema(), operation='message.type') }}
 ),
 
 binary_column_types as (
@@ -40,7 +14,6 @@ binary_column_types as (
 classified as (
     select /*+ broadcast(binary_column_types) */
         parsed.*,
-        operation_codes.op,
         map_filter(
             parsed.message.mysqlType,
             (column_name, column_type) -> array_contains(
@@ -52,8 +25,6 @@ classified as (
             size(coalesce(parsed.message.data, array())) > 0, parsed.message.data, parsed.message.old
         ) as deleted_rows
     from parsed
-    left join operation_codes
-        on parsed.message.type = operation_codes.vendor_operation
     cross join binary_column_types
 ),
 
@@ -61,10 +32,7 @@ checked as (
     select
         classified.*,
         case
-            when classified.decoded_text.error is not null then classified.decoded_text.error
-            when classified.message is null then 'empty message'
-            when classified.message._corrupt_record is not null
-                then 'not a Canal FlatMessage (malformed JSON or wrong field types)'
+            {{ json_message_problems('classified', 'a Canal FlatMessage') }}
             when classified.message.type is null then 'no operation type (type)'
             when classified.op is null then concat('unknown operation type: ', classified.message.type)
             when classified.op in ('c', 'r', 'u', 'd') and classified.message.isDdl
@@ -97,12 +65,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.message.id as canal_id,
     checked.message.es as source_execute_ms,
     checked.message.ts as canal_built_ms,
@@ -120,7 +83,5 @@ select
     if(checked.op = 'd', checked.deleted_rows, null) as deleted_rows,
     coalesce(checked.message.pkNames, array()) as primary_key,
     nullif(checked.message.gtid, '') as gtid,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

@@ -125,12 +125,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.message.id as drs_id,
     checked.message.es as source_commit_ms,
     lower(checked.message.dbType) as vendor_db_type,
@@ -149,7 +144,5 @@ select
     checked.deleted_rows,
     coalesce(checked.message.pkNames, array()) as primary_key,
     nullif(checked.message.eventId, '') as drs_event_position,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

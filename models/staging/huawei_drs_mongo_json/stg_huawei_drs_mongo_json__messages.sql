@@ -2,44 +2,15 @@
 
 with
 
-landed as (
-    {{ landed_messages(['huawei_drs_mongo_json']) }}
-),
-
-decoded as (
-    select
-        landed.*,
-        {{ cdc_decoded_text('landed.value') }} as decoded_text
-    from landed
-),
-
 parsed as (
-    select
-        decoded.*,
-        from_json(
-            decoded.decoded_text.text,
-            '{{ huawei_drs_mongo_json_schema() }}',
-            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
-        ) as message,
-        {{ mongo_cluster_time_seq('message.clusterTime') }} as cluster_time_seq
-    from decoded
-),
-
-operation_codes as (
-    select
-        vendor_operation,
-        op
-    from {{ ref('cdc_operation_codes') }}
-    where source_format = 'huawei_drs_mongo_json'
+    {{ parsed_json_messages('huawei_drs_mongo_json', huawei_drs_mongo_json_schema(), operation='message.op') }}
 ),
 
 classified as (
     select
         parsed.*,
-        operation_codes.op
+        {{ mongo_cluster_time_seq('parsed.message.clusterTime') }} as cluster_time_seq
     from parsed
-    left join operation_codes
-        on parsed.message.op = operation_codes.vendor_operation
 ),
 
 -- The shell-syntax documents, parsed once: top-level field -> Extended JSON v2 relaxed text.
@@ -72,10 +43,7 @@ checked as (
     select
         update_operators.*,
         case
-            when update_operators.decoded_text.error is not null then update_operators.decoded_text.error
-            when update_operators.message is null then 'empty message'
-            when update_operators.message._corrupt_record is not null
-                then 'not a Huawei DRS MongoDB JSON message (malformed JSON or wrong field types)'
+            {{ json_message_problems('update_operators', 'a Huawei DRS MongoDB JSON message') }}
             when update_operators.message.op is null then 'no operation type (op)'
             when update_operators.op is null then concat('unknown operation type: ', update_operators.message.op)
             when update_operators.message.clusterTime is null then 'no clusterTime'
@@ -132,12 +100,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.message.id as drs_id,
     checked.message.es as drs_commit_ms,
     checked.message.clusterTime as cluster_time,
@@ -155,7 +118,5 @@ select
     checked.is_operator_update,
     checked.set_fields,
     checked.unset_field_names,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

@@ -2,55 +2,23 @@
 
 with
 
-landed as (
-    {{ landed_messages(['kafkariver_json']) }}
-),
-
-decoded as (
-    select
-        landed.*,
-        {{ cdc_decoded_text('landed.value') }} as decoded_text
-    from landed
-),
-
 parsed as (
-    select
-        decoded.*,
-        from_json(
-            decoded.decoded_text.text,
-            '{{ kafkariver_json_schema() }}',
-            map('mode', 'PERMISSIVE', 'columnNameOfCorruptRecord', '_corrupt_record')
-        ) as message,
-        {{ kafkariver_binlog_seq('message.binlog') }} as binlog_seq
-    from decoded
-),
-
-operation_codes as (
-    select
-        vendor_operation,
-        op
-    from {{ ref('cdc_operation_codes') }}
-    where source_format = 'kafkariver_json'
+    {{ parsed_json_messages('kafkariver_json', kafkariver_json_schema(), operation='message.event') }}
 ),
 
 classified as (
     select
         parsed.*,
-        operation_codes.op,
+        {{ kafkariver_binlog_seq('parsed.message.binlog') }} as binlog_seq,
         transform(parsed.message.columns, column_value -> column_value.n) as column_names
     from parsed
-    left join operation_codes
-        on parsed.message.event = operation_codes.vendor_operation
 ),
 
 checked as (
     select
         classified.*,
         case
-            when classified.decoded_text.error is not null then classified.decoded_text.error
-            when classified.message is null then 'empty message'
-            when classified.message._corrupt_record is not null
-                then 'not a KafkaRiver message (malformed JSON or wrong field types)'
+            {{ json_message_problems('classified', 'a KafkaRiver message') }}
             when classified.message.event is null then 'no operation type (event)'
             when classified.op is null then concat('unknown operation type: ', classified.message.event)
             when classified.message.table is null then 'row change without a table name'
@@ -67,12 +35,7 @@ checked as (
 )
 
 select
-    checked.source_format,
-    checked.topic,
-    checked.kafka_partition,
-    checked.kafka_offset,
-    checked.ingested_at,
-    checked.cdc_batch_id,
+    {{ staged_message_columns('checked') }},
     checked.message.binlog as binlog_position,
     checked.binlog_seq,
     checked.message.time as source_event_ms,
@@ -84,7 +47,5 @@ select
     checked.message.columns as row_columns,
     coalesce(checked.message.keys, array()) as primary_key,
     checked.message.xid as transaction_id,
-    checked.quarantine_reason,
-    -- Raw bytes are kept only where the quarantine needs them.
-    if(checked.quarantine_reason is null, null, checked.value) as raw_value
+    {{ quarantine_columns('checked') }}
 from checked

@@ -14,12 +14,7 @@ parsed as (
 )
 
 select
-    parsed.source_format,
-    parsed.topic,
-    parsed.kafka_partition,
-    parsed.kafka_offset,
-    parsed.ingested_at,
-    parsed.cdc_batch_id,
+    {{ staged_message_columns('parsed') }},
     parsed.envelope.version as envelope_version,
     parsed.envelope.total as part_total,
     parsed.envelope.index as part_index,
