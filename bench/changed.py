@@ -8,8 +8,11 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
 - `idle`: three runs with nothing landed (the median): the floor of a run once the runner is up;
 - `one_table`: a run after CHANGED_SMALL (default 100) events of one table, t05, in every format: one
   typed table of the 20 changed;
-- `one_table_all_typed`: the same change, built as `dbt build --selector scheduled` builds it, every typed
-  table in the run (what a scheduled run did before cdc-build).
+- `all_tables`: a run after one event of every format in each of the 20 tables: every typed table changed,
+  by a row or two (a replicated database changing at once); `all_tables_over_one_table` is its cost beside
+  `one_table`'s;
+- `one_table_all_typed`: the one-table change, built as `dbt build --selector scheduled` builds it, every
+  typed table in the run.
 Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png. With `--tables N
 --output PATH` (make bench-many-tables), N source tables and their typed tables instead of 20, the changed
 table the sixth (or the last), and the figures written to PATH without the run of every typed table.
@@ -34,6 +37,17 @@ def timed(action) -> tuple[float, object]:
     started = time.perf_counter()
     outcome = action()
     return round(time.perf_counter() - started, 2), outcome
+
+
+def node_seconds(results: list[dict], prefix: str) -> dict:
+    """Where a dbt command's seconds went: its models' and its tests' execution times, summed over its threads
+    (so more than the command's wall time), and how many of each."""
+    kinds = {"model": "models", "test": "tests"}
+    figures = {}
+    for kind, name in kinds.items():
+        times = [r["execution_time"] for r in results if r["unique_id"].startswith(f"{kind}.")]
+        figures |= {f"{prefix}_{name}": len(times), f"{prefix}_{name}_s": round(sum(times), 2)}
+    return figures
 
 
 def chart(changed: dict, path: Path) -> None:
@@ -101,8 +115,21 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
         "one_table_change_log_s": round(one_table.change_log_seconds, 2),
         "one_table_typed_s": round(one_table.typed_seconds, 2),
     }
+    formats = 9
+    for number, name in enumerate(names):
+        land(spark, formats, seed + 3 + number, first_seq=events + small + number * formats, tables=(name,))
+    all_tables_s, all_tables = timed(build)
+    changed |= {
+        "all_tables_s": all_tables_s,
+        "all_tables_typed_built": all_tables.typed_tables_built,
+        "all_tables_change_log_s": round(all_tables.change_log_seconds, 2),
+        "all_tables_typed_s": round(all_tables.typed_seconds, 2),
+        "all_tables_over_one_table": round(all_tables_s / one_table_s, 2),
+        **node_seconds(all_tables.results[all_tables.change_log_nodes :], "all_tables_typed"),
+    }
+    first_seq = events + small + table_count * formats
     if every_typed_table:
-        land(spark, small, seed + 2, first_seq=events + small, tables=(changed_table,))
+        land(spark, small, seed + 2, first_seq=first_seq, tables=(changed_table,))
         all_typed_s, all_typed = timed(lambda: project.invoke("build", "--selector", "scheduled"))
         if not all_typed.success:
             raise SystemExit(f"bench-changed: dbt build --selector scheduled failed: {all_typed.exception}")

@@ -222,6 +222,10 @@ def typed_column_names(columns: list[SourceColumn]) -> list[tuple[str, SourceCol
     ]
 
 
+# The columns of a typed table that are never null: its key, its merge keys and its flags.
+NOT_NULL_COLUMNS = ("pk", "is_current", "is_deleted", "scd_id", "chain_id")
+# The column tests an earlier scaffold wrote on those columns.
+EARLIER_KEY_TESTS = (["not_null"], ["not_null", "unique"])
 YAML_HEADER = (
     "# Written by cdc-scaffold; `cdc-scaffold --refresh` adds the columns of later schema changes and keeps\n"
     "# what is edited here. The typed columns themselves follow cdc_table_columns at every build.\n"
@@ -250,43 +254,42 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
             )
             for alias, source in typed_column_names(list(columns))
         ]
-        keys = {
-            "scd_id": column(
-                "scd_id", "The version's id in cdc_history: the merge key of the history model.", ["not_null"]
-            ),
-            "chain_id": column(
-                "chain_id", "The key's id (source, table, pk): the merge key of the current model.", ["not_null"]
-            ),
-        }
-        keys[key_column]["data_tests"] = ["not_null", "unique"]
         return {
             "name": name,
             "description": dbt_yaml_text(description),
             "columns": [
-                column("pk", "JSON array text of the primary-key values.", ["not_null"]),
+                column("pk", "JSON array text of the primary-key values."),
                 column("valid_from", "event_ts of the change that opened the version."),
                 column("valid_to", "valid_from of the next version; null while open."),
-                column("is_current", "The open version of its key.", ["not_null"]),
-                column("is_deleted", "The version a delete opened.", ["not_null"]),
+                column("is_current", "The open version of its key."),
+                column("is_deleted", "The version a delete opened."),
                 column("op", "The change that opened the version: c, u, d, r or t."),
                 column("source_seq", "The vendor's position of that change."),
-                *keys.values(),
+                column("scd_id", "The version's id in cdc_history: the merge key of the history model."),
+                column("chain_id", "The key's id (source, table, pk): the merge key of the current model."),
                 column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
                 *typed,
+            ],
+            # One row per merge key, the keys and flags never null: two queries of the batch's rows, where a
+            # test per column took one dbt node and one Spark job each (docs/decisions.md, "Typed tables'
+            # tests").
+            "data_tests": [
+                {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
+                {"unique": {"arguments": {"column_name": key_column}}},
             ],
         }
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
     history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
-    history["data_tests"] = [
+    history["data_tests"].append(
         {
             "cdc_typed_columns_hold_their_types": {
                 "name": f"{base}__history_holds_its_source_types",
                 "arguments": table_test_arguments(table),
             }
         }
-    ]
+    )
     current = model(f"{base}__current", f"The open version of every live key of {label}, typed.", "chain_id")
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
@@ -306,7 +309,8 @@ def _dump_yaml(document: dict) -> str:
 def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     """The generated YAML with what was edited in the existing one kept: a column entry already there stays
     as edited (its data_type and generated description follow the table), columns no longer seen stay, a
-    model's other keys stay as edited, and generated keys it lacks (a newer scaffold's tests) are added."""
+    model's other keys stay as edited, and generated keys and model tests it lacks (a newer scaffold's) are added;
+    an earlier scaffold's tests of the key columns give way to the model's tests that check them."""
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
@@ -327,8 +331,13 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
                 old_entry["description"] = entry["description"]
             if "data_type" in entry:
                 old_entry["data_type"] = entry["data_type"]
+            if entry["name"] in NOT_NULL_COLUMNS and old_entry.get("data_tests") in EARLIER_KEY_TESTS:
+                del old_entry["data_tests"]  # an earlier scaffold's: the model's tests below check them now
             columns.append(old_entry)
-        models.append({**model, **old_model, "columns": [*columns, *old_columns.values()]})
+        tests = old_model.get("data_tests") or []
+        named = {next(iter(test)) if isinstance(test, dict) else test for test in tests}
+        tests += [test for test in model["data_tests"] if next(iter(test)) not in named]
+        models.append({**model, **old_model, "columns": [*columns, *old_columns.values()], "data_tests": tests})
     return YAML_HEADER + _dump_yaml({**existing, **generated, "models": models})
 
 

@@ -70,7 +70,7 @@ def test_a_table_without_a_database_is_matched_as_null():
     (sql,) = [content for name, content in history.items() if name.endswith("__history.sql")]
     assert """cdc_source_table_filter('versions', none, "订单", source_format="canal_json")""" in sql
     (models,) = [yaml.safe_load(content) for name, content in history.items() if name.endswith(".yml")]
-    (test,) = models["models"][0]["data_tests"][0].values()
+    (test,) = models["models"][0]["data_tests"][-1].values()
     assert test["arguments"]["source_database"] is None
 
 
@@ -102,13 +102,16 @@ def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
         "Every version of 商城.订单 {{ x }} (canal_json), one typed column per source column."
     )
     assert [column.get("data_type") for column in history["columns"][10:]] == ["decimal(10,2)", "string"]
-    # One history row per version and one current row per key (the merge keys), keys never null.
-    tests = {model["name"]: {c["name"]: c.get("data_tests") for c in model["columns"]} for model in (history, current)}
-    assert tests["shop__orders__history"]["scd_id"] == ["not_null", "unique"]
-    assert tests["shop__orders__current"]["chain_id"] == ["not_null", "unique"]
-    assert tests["shop__orders__current"]["pk"] == ["not_null"]
+    # One history row per version and one current row per key (the merge keys), keys and flags never null:
+    # one test of the not-null columns and one of the key per model, and the history's type test.
+    assert all("data_tests" not in column for column in history["columns"] + current["columns"])
+    not_null = {
+        "not_null_columns": {"arguments": {"columns": ["pk", "is_current", "is_deleted", "scd_id", "chain_id"]}}
+    }
+    assert current["data_tests"] == [not_null, {"unique": {"arguments": {"column_name": "chain_id"}}}]
+    assert history["data_tests"][:2] == [not_null, {"unique": {"arguments": {"column_name": "scd_id"}}}]
     # The history's type test names the table by arguments dbt renders back to the names.
-    ((test_name, test),) = history["data_tests"][0].items()
+    ((test_name, test),) = history["data_tests"][2].items()
     assert (test_name, test["name"]) == (
         "cdc_typed_columns_hold_their_types",
         "shop__orders__history_holds_its_source_types",
@@ -138,6 +141,32 @@ def test_refresh_adds_new_columns_and_keeps_what_was_edited():
     }
     assert by_name["note"]["data_type"] == "string"
     assert by_name["legacy"] == {"name": "legacy", "description": "Dropped in 2025."}
+
+
+def test_refresh_replaces_an_earlier_scaffolds_key_tests_by_the_models_tests_and_keeps_edited_ones():
+    table = SourceTable("shop", "orders", source_format="canal_json")
+    earlier = yaml.safe_load(schema_yaml(table, "shop__orders", [SourceColumn("id", "int", "int")]))
+    history = earlier["models"][0]
+    # What scaffolds before the model-level tests wrote: a test per key column, the type test alone.
+    history["data_tests"] = [*history["data_tests"][2:], {"relationships": {"arguments": {"to": "ref('x')"}}}]
+    by_name = {column["name"]: column for column in history["columns"]}
+    for name in ("pk", "is_current", "is_deleted", "chain_id"):
+        by_name[name]["data_tests"] = ["not_null"]
+    by_name["scd_id"]["data_tests"] = ["not_null", "unique"]
+    by_name["is_deleted"]["data_tests"] = ["not_null", "accepted_values"]  # edited: kept
+    refreshed = yaml.safe_load(refreshed_yaml(yaml.safe_dump(earlier), schema_yaml(table, "shop__orders")))
+    history = refreshed["models"][0]
+    tests = {column["name"]: column.get("data_tests") for column in history["columns"]}
+    assert tests["is_deleted"] == ["not_null", "accepted_values"]
+    assert {name: tests[name] for name in ("pk", "is_current", "scd_id", "chain_id")} == dict.fromkeys(
+        ("pk", "is_current", "scd_id", "chain_id")
+    )
+    assert [next(iter(test)) for test in history["data_tests"]] == [
+        "cdc_typed_columns_hold_their_types",
+        "relationships",
+        "not_null_columns",
+        "unique",
+    ]
 
 
 def test_existing_files_are_reported_and_kept_unless_forced(tmp_path):
