@@ -270,9 +270,8 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
                 column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
                 *typed,
             ],
-            # One row per merge key, the keys and flags never null: two queries of the batch's rows, where a
-            # test per column took one dbt node and one Spark job each (docs/decisions.md, "Typed tables'
-            # tests").
+            # Two queries of the batch's rows, where a test per column took a dbt node and a Spark job each
+            # (docs/decisions.md, "Fewer, cheaper data tests").
             "data_tests": [
                 {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
                 {"unique": {"arguments": {"column_name": key_column}}},
