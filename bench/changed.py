@@ -30,6 +30,7 @@ from cdc_lakehouse import PROJECT_DIR
 
 sys.path.insert(0, str(PROJECT_DIR))
 
+from bench.breakdown import StatementTimes, statement_seconds
 from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results, seconds_bars
 
 
@@ -37,17 +38,6 @@ def timed(action) -> tuple[float, object]:
     started = time.perf_counter()
     outcome = action()
     return round(time.perf_counter() - started, 2), outcome
-
-
-def node_seconds(results: list[dict], prefix: str) -> dict:
-    """Where a dbt command's seconds went: its models' and its tests' execution times, summed over its threads
-    (so more than the command's wall time), and how many of each."""
-    kinds = {"model": "models", "test": "tests"}
-    figures = {}
-    for kind, name in kinds.items():
-        times = [r["execution_time"] for r in results if r["unique_id"].startswith(f"{kind}.")]
-        figures |= {f"{prefix}_{name}": len(times), f"{prefix}_{name}_s": round(sum(times), 2)}
-    return figures
 
 
 def chart(changed: dict, path: Path) -> None:
@@ -86,7 +76,8 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
     tables = [SourceTable(database="bench", table=name, source_format="huawei_drs_json") for name in names]
     write_files(plan_files(tables, [model_base_name(table) for table in tables], {}, BENCH_PROJECT_DIR))
     spark = open_session(profile_spark_settings())
-    project = DbtProject(project_dir=BENCH_PROJECT_DIR)
+    statements = StatementTimes()
+    project = DbtProject(project_dir=BENCH_PROJECT_DIR, callbacks=[statements])
     parse_s, _ = timed(project.manifest)
 
     def build():
@@ -100,7 +91,9 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
     first_s, first = timed(build)
     idle_s = statistics.median(timed(build)[0] for _ in range(3))
     land(spark, small, seed + 1, first_seq=events, tables=(changed_table,))
+    statements.statements.clear()
     one_table_s, one_table = timed(build)
+    one_table_statements = list(statements.statements)
     changed = {
         "events": events,
         "small_events": small,
@@ -114,10 +107,19 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
         "one_table_typed_built": one_table.typed_tables_built,
         "one_table_change_log_s": round(one_table.change_log_seconds, 2),
         "one_table_typed_s": round(one_table.typed_seconds, 2),
+        **statement_seconds(
+            one_table.results[: one_table.change_log_nodes], one_table_statements, "one_table_change_log"
+        ),
+        **statement_seconds(one_table.results[one_table.change_log_nodes :], one_table_statements, "one_table_typed"),
+        "one_table_sql_outside_nodes": sum(1 for node, _, _ in one_table_statements if not node),
+        "one_table_sql_outside_nodes_s": round(
+            sum(seconds for node, _, seconds in one_table_statements if not node), 2
+        ),
     }
     formats = 9
     for number, name in enumerate(names):
         land(spark, formats, seed + 3 + number, first_seq=events + small + number * formats, tables=(name,))
+    statements.statements.clear()
     all_tables_s, all_tables = timed(build)
     changed |= {
         "all_tables_s": all_tables_s,
@@ -125,7 +127,9 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
         "all_tables_change_log_s": round(all_tables.change_log_seconds, 2),
         "all_tables_typed_s": round(all_tables.typed_seconds, 2),
         "all_tables_over_one_table": round(all_tables_s / one_table_s, 2),
-        **node_seconds(all_tables.results[all_tables.change_log_nodes :], "all_tables_typed"),
+        **statement_seconds(
+            all_tables.results[all_tables.change_log_nodes :], statements.statements, "all_tables_typed"
+        ),
     }
     first_seq = events + small + table_count * formats
     if every_typed_table:

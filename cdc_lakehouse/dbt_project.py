@@ -48,11 +48,19 @@ class DbtCommandError(RuntimeError):
 
 
 class DbtProject:
-    def __init__(self, project_dir: Path | None = None, target: str | None = None, dbt_vars: dict | None = None):
+    def __init__(
+        self,
+        project_dir: Path | None = None,
+        target: str | None = None,
+        dbt_vars: dict | None = None,
+        callbacks: list | None = None,
+    ):
+        """`callbacks`: functions dbt calls with each event of every command (dbtRunner's callbacks)."""
         self.project_dir = resolve_project_dir(project_dir)
         self.profiles_dir = resolve_profiles_dir(self.project_dir)
         self.target = target
         self.dbt_vars = dict(dbt_vars or {})
+        self.callbacks = list(callbacks or [])
         self._manifest = None
         self._fingerprint: tuple | None = None
         self._selections: dict[str, list[str]] = {}
@@ -67,7 +75,7 @@ class DbtProject:
         """One dbt command on the parsed project: dbt's result (success, result, exception)."""
         from dbt.cli.main import dbtRunner
 
-        return dbtRunner(manifest=uncompiled_copy(self.manifest())).invoke(
+        return dbtRunner(manifest=uncompiled_copy(self.manifest()), callbacks=self.callbacks).invoke(
             [*arguments, *self._common_arguments(dbt_vars)]
         )
 
