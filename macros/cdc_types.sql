@@ -230,3 +230,30 @@
         {{- return('') -}}
     {%- endfor -%}
 {% endmacro %}
+
+
+{#
+    What typing a column depends on besides its vendor type: the type seeds' tables as last loaded or built
+    (cdc_type_families and cdc_type_mappings: their newest Delta commit) and the var cdc_tinyint1_as_boolean.
+    cdc_table_columns stores it with the columns it typed and retypes every column when it changes.
+#}
+{% macro cdc_type_seeds_version() %}
+    {%- set parts = ['cdc_tinyint1_as_boolean=' ~ var('cdc_tinyint1_as_boolean', true)] -%}
+    {%- for name in ['cdc_type_families', 'cdc_type_mappings'] -%}
+        {#- ref before execute: dbt records the dependency while it parses. -#}
+        {%- set relation = ref(name) -%}
+        {%- set commit = none -%}
+        {%- if execute and load_relation(relation) is not none -%}
+            {%- set commit = run_query('describe history ' ~ relation ~ ' limit 1').rows[0] -%}
+        {%- endif -%}
+        {%- do parts.append(name ~ (' version ' ~ commit['version'] ~ ' of ' ~ commit['timestamp'] if commit else ' missing')) -%}
+    {%- endfor -%}
+    {{ return(parts | join(', ')) }}
+{% endmacro %}
+
+
+{# The type seeds' version the stored rows of a cdc_table_columns table were typed with. #}
+{% macro cdc_stored_type_seeds_version(relation) %}
+    {%- set stored = run_query('select type_seeds_version from ' ~ relation ~ ' limit 1').rows -%}
+    {{ return(stored[0][0] if stored else none) }}
+{% endmacro %}

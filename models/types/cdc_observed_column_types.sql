@@ -12,8 +12,8 @@
     with the first and the last event that carried it (in the table's event order) and when it last landed.
     A run explodes the column types of its batch's events only and merges them into the rows they touch:
     first and last are a min and a max, so merging a batch twice (again after a crashed run) changes
-    nothing. cdc_vendor_types and cdc_table_columns resolve the types against the seeds when they are read:
-    a changed seed needs no rebuild.
+    nothing. cdc_vendor_types resolves the types against the seeds when it is read; cdc_table_columns
+    retypes every column when the seeds change.
 #}
 {%- set batch = cdc_batch() %}
 

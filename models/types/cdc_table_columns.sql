@@ -1,14 +1,44 @@
-{{ config(materialized='view') }}
+{{ config(materialized='incremental', incremental_strategy='merge', unique_key='table_column_key') }}
 
 {#
     The typed columns of every source table: one row per (source_format, source_database,
     source_schema, source_table, column_name) seen in cdc_events.column_types, with the vendor type of
     its latest event (a DDL that changes a type wins from then on), the Spark type and parse rule of
     that type, and its position (order of first appearance, then name). Columns added by DDL appear
-    when their first event does. The typed-table macros read it at compile time. A view over the
-    observed column types: it follows the type seeds as they are.
+    when their first event does. The typed-table macros read it at compile time, once per typed model:
+    a table, so that lookup reads a few rows (the views it is built from take seconds to plan and run).
+    A run retypes the columns of the source tables its batch's events carried types of, and every
+    column when the type seeds changed since the stored rows were typed (cdc_type_seeds_version).
 #}
+{%- set batch = cdc_batch() %}
+{%- set type_seeds_version = '' if batch.nothing_to_read else cdc_type_seeds_version() %}
+{%- set only_batch_tables = is_incremental() and not batch.nothing_to_read
+    and cdc_stored_type_seeds_version(this) == type_seeds_version %}
+
 with
+
+observed_columns as (
+    select observed.*
+    from {{ ref('cdc_observed_column_types') }} as observed
+    {%- if only_batch_tables %}
+        -- The source tables whose column types this batch's events carried.
+        left semi join (
+            select distinct
+                source_format,
+                source_database,
+                source_schema,
+                source_table
+            from {{ ref('cdc_observed_column_types') }}
+            where {{ cdc_in_batch(batch) }}
+        ) as batch_tables
+            on
+                observed.source_format = batch_tables.source_format
+                and observed.source_database <=> batch_tables.source_database
+                and observed.source_schema <=> batch_tables.source_schema
+                and observed.source_table = batch_tables.source_table
+    {%- endif %}
+    where observed.source_table is not null
+),
 
 column_types as (
     select
@@ -35,8 +65,7 @@ column_types as (
                 observed.source_format, observed.source_database, observed.source_schema, observed.source_table,
                 observed.column_name
         ) as last_seen_at
-    from {{ ref('cdc_observed_column_types') }} as observed
-    where observed.source_table is not null
+    from observed_columns as observed
 ),
 
 latest_types as (
@@ -46,6 +75,10 @@ latest_types as (
 )
 
 select
+    sha2(to_json(array(
+        latest_types.source_format, latest_types.source_database, latest_types.source_schema,
+        latest_types.source_table, latest_types.column_name
+    )), 256) as table_column_key,
     latest_types.source_format,
     latest_types.source_db_type,
     latest_types.source_database,
@@ -63,7 +96,9 @@ select
     coalesce(vendor_types.spark_type, 'string') as spark_type,
     coalesce(vendor_types.parse_rule, 'cast') as parse_rule,
     vendor_types.parse_rule is not null as is_mapped,
-    latest_types.last_seen_at
+    latest_types.last_seen_at,
+    {{ cdc_sql_string(type_seeds_version) }} as type_seeds_version,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
 from latest_types
 left join {{ ref('cdc_vendor_types') }} as vendor_types
     on

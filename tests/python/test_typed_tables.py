@@ -41,13 +41,13 @@ WITH_C = {**COLUMNS, "c": ("varchar", 12), "shipped": ("datetime", 93)}
 RETYPED = {**WITH_C, "id": ("bigint", -5), "a": ("int", 4)}
 
 
-def drs_message(seq: int, operation: str, data=None, old=None, columns: dict = COLUMNS) -> bytes:
-    """A Huawei DRS JSON message (MySQL form) of shop.orders, committed at T0 + seq seconds."""
+def drs_message(seq: int, operation: str, data=None, old=None, columns: dict = COLUMNS, table: str = "orders") -> bytes:
+    """A Huawei DRS JSON message (MySQL form) of shop.<table> (orders), committed at T0 + seq seconds."""
     message = {
         "id": seq,
         "es": int(at(seq).timestamp() * 1000),
         "database": "shop",
-        "table": "orders",
+        "table": table,
         "type": operation,
         "isDdl": False,
         "pkNames": ["id"],
@@ -118,7 +118,7 @@ def project(spark, tmp_path_factory):
 def after_each_batch(project) -> list[dict]:
     """What the typed models hold after each batch's run, and the last commit of each."""
     project.reset()
-    for model in ("cdc_observed_column_types", *TYPED_MODELS):
+    for model in ("cdc_observed_column_types", "cdc_table_columns", *TYPED_MODELS):
         project.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{model}")
     project.type_mappings()
     states = []
@@ -257,6 +257,43 @@ def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(projec
     # model has nothing to read, as its SQL never runs.
     (history,) = (result.node for result in results if result.node.name == "shop__orders__huawei_drs_json__history")
     assert "versions.row[" not in history.compiled_code, history.compiled_code
+
+
+def typed_column(project, table: str, column: str) -> tuple[str, int]:
+    """The Spark type cdc_table_columns gives a column of shop.<table>, and the batch that typed it."""
+    (row,) = project.spark.sql(
+        f"SELECT spark_type, cdc_batch_id FROM {SCHEMA}.cdc_table_columns"
+        f" WHERE source_table = '{table}' AND column_name = '{column}'"
+    ).collect()
+    return row.spark_type, row.cdc_batch_id
+
+
+def newest_batch(project) -> int:
+    return project.spark.sql(f"SELECT max(batch_id) AS batch_id FROM {SCHEMA}.cdc_batches").first().batch_id
+
+
+def test_a_changed_type_setting_retypes_every_table_and_a_batch_retypes_only_its_own(project, after_each_batch):
+    flags = {"id": ("int", 4), "flag": ("tinyint(1)", -6)}
+    sources = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns")
+    project.land(TOPIC, [drs_message(20, "INSERT", data=[{"id": "1", "flag": "1"}], columns=flags, table="flags")])
+    project.run(*sources)
+    flags_batch = newest_batch(project)
+    assert typed_column(project, "flags", "flag") == ("boolean", flags_batch)
+    saved = project.dbt_vars
+    project.dbt_vars = {**(saved or {}), "cdc_tinyint1_as_boolean": False}
+    try:
+        # A batch of another table, with MySQL's tinyint(1) no longer read as boolean: shop.flags, which the
+        # batch does not touch, is retyped too.
+        project.land(TOPIC, [drs_message(21, "INSERT", data=[order("1", "a", "b")], table="other")])
+        project.run(*sources)
+        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1)
+        # The next batch of that table, the setting unchanged, retypes that table's columns alone.
+        project.land(TOPIC, [drs_message(22, "INSERT", data=[order("2", "c", "d")], table="other")])
+        project.run(*sources)
+        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1)
+        assert typed_column(project, "other", "a") == ("string", flags_batch + 2)
+    finally:
+        project.dbt_vars = saved
 
 
 CANAL_TOPIC = "canal_json.chinese_names"
