@@ -9,3 +9,21 @@
         '_before_image_', '_after_image_'
     )
 {%- endmacro %}
+
+
+{#
+    Whether a record's image flags fit its operation: an insert has the after image only, a delete the
+    before image only, each half of an update one of the two.
+#}
+{% macro aliyun_datahub_tuple_image_flags_fit(relation) %}
+    (
+        (
+            {{ relation }}.op in ('c', 'u')
+            and {{ relation }}.before_image_flag <=> 'N' and {{ relation }}.after_image_flag <=> 'Y'
+        )
+        or (
+            {{ relation }}.op in ('d', 'u')
+            and {{ relation }}.before_image_flag <=> 'Y' and {{ relation }}.after_image_flag <=> 'N'
+        )
+    )
+{% endmacro %}

@@ -53,6 +53,22 @@
 
 
 {#
+    Whether a message's binary column holds a character beyond ISO-8859-1: Canal writes a byte as one such
+    character, so anything beyond is not a byte. Only the binary columns' values are matched (most messages
+    have none).
+#}
+{% macro canal_binary_value_beyond_bytes(relation) %}
+    exists(
+        concat(coalesce({{ relation }}.message.data, array()), coalesce({{ relation }}.message.old, array())),
+        image -> exists(
+            map_keys({{ relation }}.binary_columns),
+            column_name -> image[column_name] rlike '[^\\x00-\\xFF]'
+        )
+    )
+{% endmacro %}
+
+
+{#
     An image with the values of its binary columns (`binary_columns`: column -> type) as base64 of their
     bytes: Canal writes binary values as ISO-8859-1 text, one character per byte, so encoding the text
     as ISO-8859-1 gives the bytes back. Staging quarantines values with characters beyond that range.

@@ -52,3 +52,52 @@
         null
     )
 {% endmacro %}
+
+
+{#
+    The `when`s of a quarantine reason for a message's shell-syntax documents (`value`, `where`): shell
+    syntax that does not parse, a value that is not a document.
+#}
+{% macro mongo_shell_document_problems(relation) %}
+    when {{ relation }}.value_document.error is not null then concat('value: ', {{ relation }}.value_document.error)
+    when {{ relation }}.where_document.error is not null then concat('where: ', {{ relation }}.where_document.error)
+    when {{ relation }}.value_fields is null then 'value is not a document'
+    when {{ relation }}.message.where is not null and {{ relation }}.where_fields is null
+        then 'where is not a document'
+{% endmacro %}
+
+
+{#
+    The `when`s of a quarantine reason for an update's operators: fields beside operators, an operator
+    other than $set and $unset, a $set or $unset that is not a document, an update without _id in where.
+#}
+{% macro mongo_update_operator_problems(relation) %}
+    when
+        {{ relation }}.is_operator_update
+        and exists(map_keys({{ relation }}.value_fields), field_name -> not startswith(field_name, '$'))
+        then 'update mixes operators and fields'
+    when
+        {{ relation }}.is_operator_update
+        and exists(map_keys({{ relation }}.value_fields), field_name -> field_name not in ('$set', '$unset'))
+        then concat(
+                'unsupported update operator: ',
+                array_join(
+                    filter(
+                        map_keys({{ relation }}.value_fields),
+                        field_name -> field_name not in ('$set', '$unset')
+                    ),
+                    ', '
+                )
+            )
+    when
+        map_contains_key({{ relation }}.value_fields, '$set') and {{ relation }}.set_fields is null
+        then '$set is not a document'
+    when
+        map_contains_key({{ relation }}.value_fields, '$unset')
+        and {{ relation }}.unset_field_names is null
+        then '$unset is not a document'
+    when
+        {{ relation }}.is_operator_update
+        and not coalesce(map_contains_key({{ relation }}.where_fields, '_id'), false)
+        then 'update without _id in where'
+{% endmacro %}

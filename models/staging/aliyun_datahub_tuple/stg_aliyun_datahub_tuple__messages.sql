@@ -2,41 +2,24 @@
 
 with
 
-decoded as (
-    {{ decoded_messages(['aliyun_datahub_tuple']) }}
-),
-
+-- Every value as text: strings as they are, numbers and booleans as their JSON text.
 parsed as (
-    select
-        decoded.*,
-        -- Every value as text: strings as they are, numbers and booleans as their JSON text.
-        from_json(decoded.decoded_text.text, 'map<string, string>', map('mode', 'PERMISSIVE')) as record
-    from decoded
-),
-
-operation_codes as (
-    {{ vendor_operation_codes('aliyun_datahub_tuple') }}
+    {{ parsed_json_messages('aliyun_datahub_tuple', 'map<string, string>', operation="message['_operation_type_']") }}
 ),
 
 classified as (
     select
         parsed.*,
-        parsed.record['_operation_type_'] as vendor_operation,
-        operation_codes.op,
-        parsed.record['_sequence_id_'] as sequence_id,
-        coalesce(parsed.record['_execute_time_'], parsed.record['_excute_time_']) as execute_time,
-        parsed.record['_before_image_'] as before_image_flag,
-        parsed.record['_after_image_'] as after_image_flag,
-        concat(
-            coalesce(parsed.record['_before_image_'], '-'), '/', coalesce(parsed.record['_after_image_'], '-')
-        ) as image_flags,
+        parsed.message['_operation_type_'] as vendor_operation,
+        parsed.message['_sequence_id_'] as sequence_id,
+        coalesce(parsed.message['_execute_time_'], parsed.message['_excute_time_']) as execute_time,
+        parsed.message['_before_image_'] as before_image_flag,
+        parsed.message['_after_image_'] as after_image_flag,
         map_filter(
-            parsed.record,
+            parsed.message,
             (column_name, column_value) -> not array_contains({{ aliyun_datahub_tuple_meta_columns() }}, column_name)
         ) as data_columns
     from parsed
-    left join operation_codes
-        on parsed.record['_operation_type_'] = operation_codes.vendor_operation
 ),
 
 checked as (
@@ -44,23 +27,18 @@ checked as (
         classified.*,
         case
             when classified.decoded_text.error is not null then classified.decoded_text.error
-            when classified.record is null then 'not a DataHub Tuple record (malformed JSON or not a JSON object)'
+            when classified.message is null then 'not a DataHub Tuple record (malformed JSON or not a JSON object)'
             when classified.vendor_operation is null then 'no operation (_operation_type_)'
             when classified.op is null then concat('unknown operation: ', classified.vendor_operation)
             when classified.sequence_id is null then 'no _sequence_id_'
             when not classified.sequence_id rlike '^[0-9]{1,38}$'
                 then concat('_sequence_id_ is not a number: ', classified.sequence_id)
-            when classified.record['_source_table_'] is null then 'no _source_table_'
+            when classified.message['_source_table_'] is null then 'no _source_table_'
             when try_cast(classified.execute_time as bigint) is null and classified.execute_time is not null
                 then concat('_execute_time_ is not a number: ', classified.execute_time)
             when try_cast(classified.execute_time as bigint) >= {{ aliyun_max_epoch_millis() }}
                 then concat('_execute_time_ out of range: ', classified.execute_time)
-            -- Insert: after image only; delete: before image only; update half: one of the two.
-            when
-                not (
-                    (classified.op in ('c', 'u') and classified.image_flags = 'N/Y')
-                    or (classified.op in ('d', 'u') and classified.image_flags = 'Y/N')
-                )
+            when not {{ aliyun_datahub_tuple_image_flags_fit('classified') }}
                 then concat(
                         'image flags _before_image_=', coalesce(classified.before_image_flag, 'null'),
                         ' _after_image_=', coalesce(classified.after_image_flag, 'null'),
@@ -81,7 +59,7 @@ select
     cast(null as string) as vendor_db_type,
     cast(null as string) as source_database,
     cast(null as string) as source_schema,
-    checked.record['_source_table_'] as source_table,
+    checked.message['_source_table_'] as source_table,
     if(checked.before_image_flag = 'Y', checked.data_columns, null) as before_image,
     if(checked.after_image_flag = 'Y', checked.data_columns, null) as after_image,
     -- Types are the Tuple topic's schema, which the record does not carry.

@@ -50,15 +50,7 @@ checked as (
                         'update with ', size(classified.message.data), ' after images in data and ',
                         size(coalesce(classified.message.old, array())), ' change sets in old'
                     )
-            -- Canal writes a byte as one ISO-8859-1 character: anything beyond is not a byte. Only the binary
-            -- columns' values are matched (most messages have none).
-            when exists(
-                    concat(coalesce(classified.message.data, array()), coalesce(classified.message.old, array())),
-                    image -> exists(
-                        map_keys(classified.binary_columns),
-                        column_name -> image[column_name] rlike '[^\\x00-\\xFF]'
-                    )
-                )
+            when {{ canal_binary_value_beyond_bytes('classified') }}
                 then 'a binary column holds characters beyond ISO-8859-1 (not one byte per character)'
         end as quarantine_reason
     from classified
