@@ -226,6 +226,35 @@ def typed_column_names(columns: list[SourceColumn]) -> list[tuple[str, SourceCol
 NOT_NULL_COLUMNS = ("pk", "is_current", "is_deleted", "scd_id", "chain_id")
 # The column tests an earlier scaffold wrote on those columns.
 EARLIER_KEY_TESTS = (["not_null"], ["not_null", "unique"])
+# The test each typed model has, and its name: a history's checks its keys and its types, a current's its keys.
+TYPED_ROWS_TEST = "cdc_typed_rows_hold"
+TYPED_ROWS_TEST_SUFFIX = {"scd_id": "_holds_its_keys_and_types", "chain_id": "_holds_its_keys"}
+
+
+def typed_rows_test(model_name: str, key_column: str) -> dict:
+    return {
+        TYPED_ROWS_TEST: {
+            "name": model_name + TYPED_ROWS_TEST_SUFFIX[key_column],
+            "arguments": {"key_column": key_column},
+        }
+    }
+
+
+def earlier_model_tests(new_test: dict) -> list:
+    """The model tests an earlier scaffold wrote where it now writes new_test (a typed_rows_test)."""
+    test = new_test[TYPED_ROWS_TEST]
+    arguments = dict(test["arguments"])
+    key_column = arguments.pop("key_column")
+    earlier = [
+        {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
+        {"unique": {"arguments": {"column_name": key_column}}},
+    ]
+    if arguments:  # the history's: its source table
+        name = test["name"].removesuffix(TYPED_ROWS_TEST_SUFFIX[key_column]) + "_holds_its_source_types"
+        earlier.append({"cdc_typed_columns_hold_their_types": {"name": name, "arguments": arguments}})
+    return earlier
+
+
 YAML_HEADER = (
     "# Written by cdc-scaffold; `cdc-scaffold --refresh` adds the columns of later schema changes and keeps\n"
     "# what is edited here. The typed columns themselves follow cdc_table_columns at every build.\n"
@@ -270,25 +299,15 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
                 column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
                 *typed,
             ],
-            # Two queries of the batch's rows, where a test per column took a dbt node and a Spark job each
+            # One query of the batch's rows, where a test per guarantee took a dbt node and a Spark job each
             # (docs/decisions.md, "Fewer, cheaper data tests").
-            "data_tests": [
-                {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
-                {"unique": {"arguments": {"column_name": key_column}}},
-            ],
+            "data_tests": [typed_rows_test(name, key_column)],
         }
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
     history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
-    history["data_tests"].append(
-        {
-            "cdc_typed_columns_hold_their_types": {
-                "name": f"{base}__history_holds_its_source_types",
-                "arguments": table_test_arguments(table),
-            }
-        }
-    )
+    history["data_tests"][0][TYPED_ROWS_TEST]["arguments"].update(table_test_arguments(table))
     current = model(f"{base}__current", f"The open version of every live key of {label}, typed.", "chain_id")
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
@@ -309,7 +328,8 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     """The generated YAML with what was edited in the existing one kept: a column entry already there stays
     as edited (its data_type and generated description follow the table), columns no longer seen stay, a
     model's other keys stay as edited, and generated keys and model tests it lacks (a newer scaffold's) are added;
-    an earlier scaffold's tests of the key columns give way to the model's tests that check them."""
+    an earlier scaffold's tests of the key columns, and its unedited model tests, give way to the model's
+    test that checks them."""
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
@@ -333,7 +353,8 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
             if entry["name"] in NOT_NULL_COLUMNS and old_entry.get("data_tests") in EARLIER_KEY_TESTS:
                 del old_entry["data_tests"]  # an earlier scaffold's: the model's tests below check them now
             columns.append(old_entry)
-        tests = old_model.get("data_tests") or []
+        earlier = earlier_model_tests(model["data_tests"][0])
+        tests = [test for test in old_model.get("data_tests") or [] if test not in earlier]
         named = {next(iter(test)) if isinstance(test, dict) else test for test in tests}
         tests += [test for test in model["data_tests"] if next(iter(test)) not in named]
         models.append({**model, **old_model, "columns": [*columns, *old_columns.values()], "data_tests": tests})

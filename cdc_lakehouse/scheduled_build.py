@@ -261,8 +261,8 @@ def selection_arguments(
     `within_criterion` when given, which selects the nodes `within` (default: every node). dbt matches each
     criterion against every node of the project (about 0.1 s a criterion at 6,000 nodes): a criterion per
     node took minutes when a batch touched hundreds of tables. `fqn:<node>+` for each chosen node none of
-    whose parents is chosen, less what dbt would add below them that was not chosen (a typed history's type
-    check: two criteria for a scaffolded table instead of fourteen), or a criterion per node when fewer."""
+    whose parents is chosen (one criterion for a scaffolded table instead of four), less what dbt would add
+    below them that was not chosen, or a criterion per node when fewer."""
     heads = [node for node in to_build if not any(p in to_build for p in manifest.parent_map.get(node, []))]
     extras = descendants(manifest, heads, within) - to_build
     if len(heads) + len(extras) < len(to_build):

@@ -103,21 +103,26 @@ def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
     )
     assert [column.get("data_type") for column in history["columns"][10:]] == ["decimal(10,2)", "string"]
     # One history row per version and one current row per key (the merge keys), keys and flags never null:
-    # one test of the not-null columns and one of the key per model, and the history's type test.
+    # one test per model of its keys, and of the history's types.
     assert all("data_tests" not in column for column in history["columns"] + current["columns"])
-    not_null = {
-        "not_null_columns": {"arguments": {"columns": ["pk", "is_current", "is_deleted", "scd_id", "chain_id"]}}
-    }
-    assert current["data_tests"] == [not_null, {"unique": {"arguments": {"column_name": "chain_id"}}}]
-    assert history["data_tests"][:2] == [not_null, {"unique": {"arguments": {"column_name": "scd_id"}}}]
-    # The history's type test names the table by arguments dbt renders back to the names.
-    ((test_name, test),) = history["data_tests"][2].items()
-    assert (test_name, test["name"]) == (
-        "cdc_typed_columns_hold_their_types",
-        "shop__orders__history_holds_its_source_types",
-    )
+    assert current["data_tests"] == [
+        {
+            "cdc_typed_rows_hold": {
+                "name": "shop__orders__current_holds_its_keys",
+                "arguments": {"key_column": "chain_id"},
+            }
+        }
+    ]
+    ((test_name, test),) = history["data_tests"][0].items()
+    assert (test_name, test["name"]) == ("cdc_typed_rows_hold", "shop__orders__history_holds_its_keys_and_types")
+    # The history's test names the table by arguments dbt renders back to the names.
     rendered = {key: render(value).render() for key, value in test["arguments"].items()}
-    assert rendered == {"source_database": "商城", "source_table": "订单 {{ x }}", "source_format": "canal_json"}
+    assert rendered == {
+        "key_column": "scd_id",
+        "source_database": "商城",
+        "source_table": "订单 {{ x }}",
+        "source_format": "canal_json",
+    }
 
 
 def test_refresh_adds_new_columns_and_keeps_what_was_edited():
@@ -146,26 +151,43 @@ def test_refresh_adds_new_columns_and_keeps_what_was_edited():
 def test_refresh_replaces_an_earlier_scaffolds_key_tests_by_the_models_tests_and_keeps_edited_ones():
     table = SourceTable("shop", "orders", source_format="canal_json")
     earlier = yaml.safe_load(schema_yaml(table, "shop__orders", [SourceColumn("id", "int", "int")]))
-    history = earlier["models"][0]
+    history, current = earlier["models"]
+    arguments = {"source_database": "shop", "source_table": "orders", "source_format": "canal_json"}
+    types_test = {
+        "cdc_typed_columns_hold_their_types": {
+            "name": "shop__orders__history_holds_its_source_types",
+            "arguments": arguments,
+        }
+    }
     # What scaffolds before the model-level tests wrote: a test per key column, the type test alone.
-    history["data_tests"] = [*history["data_tests"][2:], {"relationships": {"arguments": {"to": "ref('x')"}}}]
+    history["data_tests"] = [types_test, {"relationships": {"arguments": {"to": "ref('x')"}}}]
     by_name = {column["name"]: column for column in history["columns"]}
     for name in ("pk", "is_current", "is_deleted", "chain_id"):
         by_name[name]["data_tests"] = ["not_null"]
     by_name["scd_id"]["data_tests"] = ["not_null", "unique"]
     by_name["is_deleted"]["data_tests"] = ["not_null", "accepted_values"]  # edited: kept
+    # What the scaffold before cdc_typed_rows_hold wrote per model, one of them edited: kept.
+    not_null = {
+        "not_null_columns": {"arguments": {"columns": ["pk", "is_current", "is_deleted", "scd_id", "chain_id"]}}
+    }
+    edited_not_null = {"not_null_columns": {"arguments": {"columns": ["pk", "is_current"]}}}
+    current["data_tests"] = [edited_not_null, {"unique": {"arguments": {"column_name": "chain_id"}}}, not_null]
     refreshed = yaml.safe_load(refreshed_yaml(yaml.safe_dump(earlier), schema_yaml(table, "shop__orders")))
-    history = refreshed["models"][0]
+    history, current = refreshed["models"]
     tests = {column["name"]: column.get("data_tests") for column in history["columns"]}
     assert tests["is_deleted"] == ["not_null", "accepted_values"]
     assert {name: tests[name] for name in ("pk", "is_current", "scd_id", "chain_id")} == dict.fromkeys(
         ("pk", "is_current", "scd_id", "chain_id")
     )
-    assert [next(iter(test)) for test in history["data_tests"]] == [
-        "cdc_typed_columns_hold_their_types",
-        "relationships",
-        "not_null_columns",
-        "unique",
+    assert [next(iter(test)) for test in history["data_tests"]] == ["relationships", "cdc_typed_rows_hold"]
+    assert current["data_tests"] == [
+        edited_not_null,
+        {
+            "cdc_typed_rows_hold": {
+                "name": "shop__orders__current_holds_its_keys",
+                "arguments": {"key_column": "chain_id"},
+            }
+        },
     ]
 
 

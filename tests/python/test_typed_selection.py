@@ -1,7 +1,7 @@
 """cdc-build's second part selects exactly the typed nodes it chose, in few dbt criteria (dbt matches each
 criterion against every node of the project): one selector when every typed table is in the run; otherwise
-`fqn:<history>+` of the pipeline's nodes per changed table, less the tests below it that a scheduled run leaves
-out (the history's type check); an audit test and an analyst's model on a typed table are none of the
+`fqn:<history>+` of the pipeline's nodes per changed table, with the tests of both its models (the history's
+checks its types too); an audit test and an analyst's model on a typed table are none of the
 pipeline's.
 
 A copy of the project with three scaffolded Canal tables (shop.a, shop.b, shop.c); shop.a's current model has
@@ -69,14 +69,12 @@ def test_a_first_run_selects_every_typed_table_with_one_selector(project):
     assert set(project.listed(*arguments)) == to_build
 
 
-def test_a_changed_table_is_its_history_and_what_is_below_it_but_its_type_check(project):
+def test_a_changed_table_is_its_history_and_what_is_below_it(project):
     to_build, arguments = chosen(project, "b")
     assert names(to_build) == {"shop__b__history", "shop__b__current"}
     assert arguments == [
         "--select",
         "fqn:cdc_lakehouse.tables.shop__b__history+,tag:cdc_pipeline",
-        "--exclude",
-        "fqn:cdc_lakehouse.tables.shop__b__history_holds_its_source_types",
         "--indirect-selection",
         "empty",
     ]
@@ -91,9 +89,6 @@ def test_two_changed_tables_leave_out_the_audits_test_and_the_analysts_view(proj
         "--select",
         "fqn:cdc_lakehouse.tables.shop__a__history+,tag:cdc_pipeline",
         "fqn:cdc_lakehouse.tables.shop__c__history+,tag:cdc_pipeline",
-        "--exclude",
-        "fqn:cdc_lakehouse.tables.shop__a__history_holds_its_source_types",
-        "fqn:cdc_lakehouse.tables.shop__c__history_holds_its_source_types",
         "--indirect-selection",
         "empty",
     ]

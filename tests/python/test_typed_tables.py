@@ -23,6 +23,7 @@ import pytest
 import yaml
 from conftest import PROJECT_DIR, project_without_typed_tables
 from history_project import SCHEMA, project_in_schema
+from pyspark.sql import functions as F
 
 from cdc_lakehouse.scaffold import main as scaffold
 
@@ -240,7 +241,24 @@ def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_
         ('["6"]', at(9), "c", 6, "7", "w", False),
     ]
     failed = {name: outcome for name, outcome in last["tests"].items() if outcome[0] != "pass"}
-    assert failed == {"shop__orders__huawei_drs_json__history_holds_its_source_types": ("fail", 1)}, last["tests"]
+    assert failed == {"shop__orders__huawei_drs_json__history_holds_its_keys_and_types": ("fail", 1)}, last["tests"]
+
+
+def test_a_repeated_version_and_a_null_flag_fail_the_historys_test(project, after_each_batch):
+    model = "shop__orders__huawei_drs_json__history"
+    table = f"{SCHEMA}.{model}"
+    version = last_commit(project, model)["version"]
+    history = project.spark.table(table)
+    newest = history.where(F.col("cdc_batch_id") == history.agg(F.max("cdc_batch_id")).first()[0]).limit(1)
+    # Rows of the newest batch no merge writes: a version again, and a version without its is_current.
+    unflagged = newest.withColumn("is_current", F.lit(None).cast("boolean")).withColumn("scd_id", F.lit("x"))
+    newest.union(unflagged).write.format("delta").mode("append").saveAsTable(table)
+    try:
+        outcomes = typed_model_test_outcomes(project, (model,))
+    finally:
+        project.spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF {version}")
+    # The two rows, and the column of the last batch that keeps a type its source no longer has.
+    assert outcomes == {f"{model}_holds_its_keys_and_types": ("fail", 3)}
 
 
 def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(project, after_each_batch):
@@ -518,8 +536,8 @@ def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(canal_t
     }
     (history_model, _) = table["yaml"][CHINESE_BASE]["models"]
     assert [column["name"] for column in history_model["columns"]][-3:] == ["编号", "金额", "备注"]
-    # Among them cdc_typed_columns_hold_their_types, which names the table by its Chinese names.
-    assert f"{CHINESE_BASE}__history_holds_its_source_types" in table["tests"]
+    # Among them the history's, whose type check names the table by its Chinese names.
+    assert f"{CHINESE_BASE}__history_holds_its_keys_and_types" in table["tests"]
     assert all(status == "pass" for status, _ in table["tests"].values()), table["tests"]
 
 
@@ -556,7 +574,7 @@ def test_columns_keep_any_name_the_source_allows_through_merges_additions_and_wi
     # The history as it was after the first batch's update (cdc_as_of).
     assert table["odd_as_of"] == [(1, "b1-2", 10), (2, "b2", 20)]
     assert set(ODD_WIDER) <= set(table["odd_yaml_columns"])
-    assert f"{ODD_BASE}__history_holds_its_source_types" in table["tests"]
+    assert f"{ODD_BASE}__history_holds_its_keys_and_types" in table["tests"]
 
 
 if __name__ == "__main__":
