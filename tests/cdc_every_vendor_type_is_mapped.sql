@@ -3,7 +3,7 @@
     (source_format, source_db_type) that seeds/cdc_type_families.csv gives no family. A finding about the
     source (its values stay text in the typed tables until a seed row maps the type), not a failed build.
 #}
-{{ config(severity='warn') }}
+{{ config(severity='warn', tags=['audit']) }}
 
 select
     source_format,

@@ -294,6 +294,8 @@ def test_dagster_daemon_runs_the_scheduled_jobs_one_at_a_time(spark, broker, tmp
     definitions = str(PROJECT_DIR / "orchestration" / "dagster_project" / "definitions.py")
     project = str(PROJECT_DIR / "orchestration" / "dagster_project" / "project.py")
     assert_succeeded(run(env, str(VENV_BIN / "dagster-dbt"), "project", "prepare-and-package", "--file", project))
+    # A definition that does not load fails here with its error, not as a daemon that records no schedule.
+    assert_succeeded(run(env, str(VENV_BIN / "dagster"), "definitions", "validate", "-f", definitions))
     instance = DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
     jobs = {"cdc_lakehouse_hourly", "cdc_lakehouse_audit", "cdc_lakehouse_maintenance"}
     daemon = [[str(VENV_BIN / "dagster-daemon"), "run", "-f", definitions]]
