@@ -226,33 +226,42 @@ def typed_column_names(columns: list[SourceColumn]) -> list[tuple[str, SourceCol
 NOT_NULL_COLUMNS = ("pk", "is_current", "is_deleted", "scd_id", "chain_id")
 # The column tests an earlier scaffold wrote on those columns.
 EARLIER_KEY_TESTS = (["not_null"], ["not_null", "unique"])
-# The test each typed model has, and its name: a history's checks its keys and its types, a current's its keys.
+# The test of a typed table, on its history model: its keys, its types, and the one open version per key
+# that its current model merges (so the current model, which holds those rows, has no test of its own).
 TYPED_ROWS_TEST = "cdc_typed_rows_hold"
-TYPED_ROWS_TEST_SUFFIX = {"scd_id": "_holds_its_keys_and_types", "chain_id": "_holds_its_keys"}
 
 
-def typed_rows_test(model_name: str, key_column: str) -> dict:
+def typed_rows_test(history_name: str, table_arguments: dict) -> dict:
     return {
         TYPED_ROWS_TEST: {
-            "name": model_name + TYPED_ROWS_TEST_SUFFIX[key_column],
-            "arguments": {"key_column": key_column},
+            "name": f"{history_name}_holds_its_keys_and_types",
+            "arguments": {"key_column": "scd_id", **table_arguments},
         }
     }
 
 
-def earlier_model_tests(new_test: dict) -> list:
-    """The model tests an earlier scaffold wrote where it now writes new_test (a typed_rows_test)."""
-    test = new_test[TYPED_ROWS_TEST]
-    arguments = dict(test["arguments"])
-    key_column = arguments.pop("key_column")
-    earlier = [
+def earlier_model_tests(model_name: str, table_arguments: dict) -> list:
+    """The model tests earlier scaffolds wrote on a typed model, which its table's test checks now."""
+    if model_name.endswith("__history"):
+        key_column = "scd_id"
+        replaced = [
+            {
+                "cdc_typed_columns_hold_their_types": {
+                    "name": f"{model_name}_holds_its_source_types",
+                    "arguments": table_arguments,
+                }
+            }
+        ]
+    else:
+        key_column = "chain_id"
+        replaced = [
+            {TYPED_ROWS_TEST: {"name": f"{model_name}_holds_its_keys", "arguments": {"key_column": key_column}}}
+        ]
+    return [
         {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
         {"unique": {"arguments": {"column_name": key_column}}},
+        *replaced,
     ]
-    if arguments:  # the history's: its source table
-        name = test["name"].removesuffix(TYPED_ROWS_TEST_SUFFIX[key_column]) + "_holds_its_source_types"
-        earlier.append({"cdc_typed_columns_hold_their_types": {"name": name, "arguments": arguments}})
-    return earlier
 
 
 YAML_HEADER = (
@@ -273,7 +282,7 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
             entry["data_tests"] = tests
         return entry
 
-    def model(name: str, description: str, key_column: str) -> dict:
+    def model(name: str, description: str) -> dict:
         typed = [
             column(
                 alias,
@@ -299,16 +308,19 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
                 column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
                 *typed,
             ],
-            # One query of the batch's rows, where a test per guarantee took a dbt node and a Spark job each
-            # (docs/decisions.md, "Fewer, cheaper data tests").
-            "data_tests": [typed_rows_test(name, key_column)],
         }
 
-    history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.", "scd_id")
+    history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
     history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
-    history["data_tests"][0][TYPED_ROWS_TEST]["arguments"].update(table_test_arguments(table))
-    current = model(f"{base}__current", f"The open version of every live key of {label}, typed.", "chain_id")
+    # One query of the batch's rows, where a test per guarantee took a dbt node and a Spark job each
+    # (docs/decisions.md, "Fewer, cheaper data tests").
+    history["data_tests"] = [typed_rows_test(history["name"], table_test_arguments(table))]
+    current = model(
+        f"{base}__current",
+        f"The open version of every live key of {label}, typed. Its keys and flags are never null and it holds "
+        f"one row per chain_id: the test of {base}__history checks the rows this model merges.",
+    )
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
 
@@ -328,11 +340,13 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     """The generated YAML with what was edited in the existing one kept: a column entry already there stays
     as edited (its data_type and generated description follow the table), columns no longer seen stay, a
     model's other keys stay as edited, and generated keys and model tests it lacks (a newer scaffold's) are added;
-    an earlier scaffold's tests of the key columns, and its unedited model tests, give way to the model's
-    test that checks them."""
+    an earlier scaffold's tests of the key columns, and its unedited model tests (the current model's too),
+    give way to the history's test that checks them."""
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
+    table_arguments = dict(generated["models"][0]["data_tests"][0][TYPED_ROWS_TEST]["arguments"])
+    table_arguments.pop("key_column")
     models = []
     for model in generated["models"]:
         old_model = old_models.get(model["name"])
@@ -353,11 +367,13 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
             if entry["name"] in NOT_NULL_COLUMNS and old_entry.get("data_tests") in EARLIER_KEY_TESTS:
                 del old_entry["data_tests"]  # an earlier scaffold's: the model's tests below check them now
             columns.append(old_entry)
-        earlier = earlier_model_tests(model["data_tests"][0])
+        earlier = earlier_model_tests(model["name"], table_arguments)
         tests = [test for test in old_model.get("data_tests") or [] if test not in earlier]
         named = {next(iter(test)) if isinstance(test, dict) else test for test in tests}
-        tests += [test for test in model["data_tests"] if next(iter(test)) not in named]
-        models.append({**model, **old_model, "columns": [*columns, *old_columns.values()], "data_tests": tests})
+        tests += [test for test in model.get("data_tests", []) if next(iter(test)) not in named]
+        refreshed = {**model, **old_model, "columns": [*columns, *old_columns.values()]}
+        refreshed.pop("data_tests", None)
+        models.append({**refreshed, "data_tests": tests} if tests else refreshed)
     return YAML_HEADER + _dump_yaml({**existing, **generated, "models": models})
 
 

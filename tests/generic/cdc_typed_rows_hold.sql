@@ -1,8 +1,11 @@
 {#
-    A typed model's guarantees in one query (one dbt node and one Spark job, where a test each took three):
-    its keys and flags are never null, one row per merge key (`key_column`: scd_id of a history, chain_id of
-    a current model), and, given its source table, each typed column holds the type its source column maps
-    to now (test cdc_typed_columns_hold_their_types). One row per problem: what is wrong, and where.
+    A typed table's guarantees in one query of its history model's rows (one dbt node and one Spark job,
+    where a test each took three): its keys and flags are never null, one row per merge key (`key_column`:
+    scd_id), one open version per key (chain_id: what the current model merges, so the current model, which
+    holds those rows, needs no test of its own), and, given its source table, each typed column holds the
+    type its source column maps to now (test cdc_typed_columns_hold_their_types). One row per problem: what
+    is wrong, and where. On a current model (`key_column` chain_id, as an earlier cdc-scaffold wrote it), the
+    same checks of its own rows.
 #}
 {% test cdc_typed_rows_hold(
     model, key_column, source_database=none, source_table=none, source_format=none, source_schema=none
@@ -32,6 +35,16 @@
     from tested_rows
     group by {{ key_column }}
     having count(*) > 1
+
+    union all
+
+    -- What a current model merges by chain_id: a history's open versions, one per key.
+    select
+        'more than one open version of its chain_id' as problem,
+        chain_id as detail
+    from tested_rows
+    group by chain_id
+    having count_if(is_current) > 1
     {%- if source_table is not none %}
 
     union all

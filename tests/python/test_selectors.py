@@ -86,3 +86,16 @@ def test_the_environment_names_the_enabled_formats_when_the_var_does_not(tmp_pat
     assert {name for name in names if name.endswith("__events")} == {"int_canal_json__events", "int_huawei_drs__events"}
     assert "stg_canal_json__messages" in names
     assert "stg_tencent_dts_protobuf__envelopes" not in names
+
+
+def test_a_scheduled_run_runs_the_typed_tables_test_and_leaves_the_type_tables_tests_to_the_audit(listed):
+    # The history's test reads cdc_table_columns, a type table: it is a typed table's test, not theirs.
+    scheduled_tests = {listed["all"][test]["name"] for test in of_type(listed["scheduled"], "test")}
+    type_tables_tests = {
+        node["name"]
+        for node in listed["all"].values()
+        if node["resource_type"] == "test" and node["original_file_path"].startswith("models/types/")
+    }
+    assert type_tables_tests and not type_tables_tests & scheduled_tests
+    assert "cdc_every_vendor_type_is_mapped" not in scheduled_tests
+    assert "shop__orders__huawei_drs_json__history_holds_its_keys_and_types" in scheduled_tests
