@@ -5,7 +5,7 @@
     model merges the open versions of those by chain_id, deleting a key whose open version is a delete.
     A column added by DDL appears once an event carries it (on_schema_change append_new_columns), and
     versions from before hold NULL in it; a widened type widens the stored column; another type change
-    keeps the stored type (cdc_typed_columns, test cdc_typed_columns_hold_their_types). Zone-less
+    keeps the stored type (cdc_typed_columns, macro cdc_typed_column_mismatches). Zone-less
     timestamp text is read in the version's `source_time_zone`.
 #}
 
@@ -62,7 +62,7 @@
     The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map.
     In an incremental run, a column whose type changed to one its stored type cannot widen to (for example
     varchar to int) is cast to the stored type, so the table's merge never fails on it; the test
-    cdc_typed_columns_hold_their_types names it. A widening change is applied to the stored column before
+    cdc_typed_rows_hold names it. A widening change is applied to the stored column before
     the merge (process_schema_changes).
 #}
 {% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
@@ -88,13 +88,47 @@
 
 {# The column types of the model's table, by lower-case name, in an incremental run; else none. #}
 {% macro cdc_stored_column_types() %}
+    {{ return(cdc_column_types(this) if execute and is_incremental() else {}) }}
+{% endmacro %}
+
+
+{# A relation's column types by lower-case name, as Spark writes them (decimal(38,10)); none if it is absent. #}
+{% macro cdc_column_types(relation) %}
     {%- set types = {} -%}
-    {%- if execute and is_incremental() -%}
-        {%- for column in adapter.get_columns_in_relation(this) -%}
-            {%- do types.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
-        {%- endfor -%}
-    {%- endif -%}
+    {%- for column in adapter.get_columns_in_relation(relation) -%}
+        {%- do types.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
+    {%- endfor -%}
     {{ return(types) }}
+{% endmacro %}
+
+
+{#
+    The typed columns of a typed history's table whose stored type is not the type their source column
+    maps to now (cdc_typed_columns casts their values to the stored type), as dicts (column_name,
+    stored_type, source_type): read at compile time from the table's schema and cdc_table_columns, no row.
+#}
+{% macro cdc_typed_column_mismatches(relation, database, table, source_format=none, schema=none) %}
+    {%- set mismatches = [] -%}
+    {%- set stored = cdc_column_types(relation) if execute else {} -%}
+    {%- for column in cdc_table_typed_columns(database, table, source_format, schema) -%}
+        {%- set stored_type = stored.get(column.alias | lower) -%}
+        {%- if stored_type and stored_type != column.spark_type | lower | replace(' ', '') -%}
+            {%- do mismatches.append({
+                'column_name': column.alias, 'stored_type': stored_type, 'source_type': column.spark_type
+            }) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{ return(mismatches) }}
+{% endmacro %}
+
+
+{# The table a generic test tests (its where-subquery aside), for what it reads at compile time; none at parse. #}
+{% macro cdc_tested_relation() %}
+    {%- if not execute -%}
+        {{ return(none) }}
+    {%- endif -%}
+    {%- set node = graph.nodes[model.attached_node or (model.depends_on.nodes | first)] -%}
+    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
 {% endmacro %}
 
 
