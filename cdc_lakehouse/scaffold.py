@@ -2,9 +2,9 @@
 
 Tables come from the command line (db.table or db.schema.table) or, with none given, from cdc_events
 (read through the project's Spark session); their columns from cdc_table_columns. Each table gets
-models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (incremental models in plain SQL; the
-typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter) and
-_<db>__<table>__models.yml (its columns, tests). A file that exists and differs is reported and kept unless
+models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (views over cdc_history in plain SQL;
+the typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter)
+and _<db>__<table>__models.yml (its columns). A file that exists and differs is reported and kept unless
 --force is given; --refresh updates the YAML's columns after schema changes, keeping what was edited in
 it (with --force too); --dry-run shows what would be written.
 
@@ -49,11 +49,8 @@ HISTORY_METADATA_COLUMNS = (
     "chain_id",
     "cdc_batch_id",
 )
-# The metadata columns the history model computes; the others are cdc_history's.
-COMPUTED_METADATA_COLUMNS = {
-    "chain_id": "{{ history_chain_id('versions') }}",
-    "cdc_batch_id": "{{ cdc_batch_id(batch) }}",
-}
+# The metadata columns the history view computes; the others are cdc_history's.
+COMPUTED_METADATA_COLUMNS = {"chain_id": "{{ history_chain_id('versions') }}"}
 
 
 # The tag and meta key of a typed history model (cdc_lakehouse/scheduled_build.py reads them).
@@ -158,12 +155,12 @@ def table_test_arguments(table: SourceTable) -> dict:
     return arguments
 
 
-def model_config(table: SourceTable, settings: str) -> str:
-    """The config call of a typed model: a model of one format's stream leaves the DAG where that format is
-    not enabled (cdc_enabled_formats), as the format's own models do."""
-    if table.source_format:
-        settings += f", enabled=cdc_format_enabled({jinja_string(table.source_format)})"
-    return "{{ config(" + settings + ") }}\n"
+def model_config(table: SourceTable) -> str:
+    """The config call of a typed view of one format's stream: it leaves the DAG where that format is not
+    enabled (cdc_enabled_formats), as the format's own models do."""
+    if not table.source_format:
+        return ""
+    return f"{{{{ config(enabled=cdc_format_enabled({jinja_string(table.source_format)})) }}}}\n"
 
 
 def history_sql(table: SourceTable) -> str:
@@ -177,34 +174,23 @@ def history_sql(table: SourceTable) -> str:
     return (
         # No name of the table here but as a Jinja string literal: a name could end a comment or a string.
         "-- Written by cdc-scaffold: every version of the source table, one typed column per source column,\n"
-        "-- merged by scd_id from the versions cdc_history wrote in the batches this model has not read.\n"
-        + model_config(table, "unique_key='scd_id'")
-        + "{%- set batch = cdc_batch() %}\n"
-        f"select\n{metadata}\n"
+        '-- a view over cdc_history (README, "Typed tables and querying").\n'
+        + model_config(table)
+        + f"select\n{metadata}\n"
         f"    {{{{- cdc_typed_columns('versions', {arguments}) }}}}\n"
         "from {{ ref('cdc_history') }} as versions\n"
         "where\n"
         f"    {{{{ cdc_source_table_filter('versions', {arguments}) }}}}\n"
-        "    and {{ cdc_in_batch(batch, 'versions.cdc_batch_id') }}\n"
     )
 
 
 def current_sql(table: SourceTable, base: str) -> str:
     return (
-        "-- Written by cdc-scaffold: the open version of every live key of the history model, merged by\n"
-        "-- chain_id from the history's rows of the batches this model has not read; a key whose open\n"
-        "-- version is a delete leaves the table (merge_delete_when). Its columns are the history model's.\n"
-        + model_config(table, "unique_key='chain_id', merge_delete_when='is_deleted'")
-        + "{%- set batch = cdc_batch() %}\n"
-        "select typed_versions.*  -- noqa: AM04\n"
+        "-- Written by cdc-scaffold: the open version of every live key of the history view.\n"
+        + model_config(table)
+        + "select typed_versions.*  -- noqa: AM04\n"
         f"from {{{{ ref('{base}__history') }}}} as typed_versions\n"
-        "where\n"
-        "    typed_versions.is_current\n"
-        "    {%- if is_incremental() %}\n"
-        "        and {{ cdc_in_batch(batch, 'typed_versions.cdc_batch_id') }}\n"
-        "    {%- else %}\n"
-        "        and not typed_versions.is_deleted\n"
-        "    {%- endif %}\n"
+        "where typed_versions.is_current and not typed_versions.is_deleted\n"
     )
 
 
@@ -222,56 +208,44 @@ def typed_column_names(columns: list[SourceColumn]) -> list[tuple[str, SourceCol
     ]
 
 
-# The columns of a typed table that are never null: its key, its merge keys and its flags.
+# The columns an earlier scaffold tested per column or per model (never null, the merge keys unique): the
+# history's own test checks them now (cdc_versions_hold on cdc_history, which every typed view inherits).
 NOT_NULL_COLUMNS = ("pk", "is_current", "is_deleted", "scd_id", "chain_id")
-# The column tests an earlier scaffold wrote on those columns.
 EARLIER_KEY_TESTS = (["not_null"], ["not_null", "unique"])
-# The test of a typed table, on its history model: its keys, its types, and the one open version per key
-# that its current model merges (so the current model, which holds those rows, has no test of its own).
-TYPED_ROWS_TEST = "cdc_typed_rows_hold"
-
-
-def typed_rows_test(history_name: str, table_arguments: dict) -> dict:
-    return {
-        TYPED_ROWS_TEST: {
-            "name": f"{history_name}_holds_its_keys_and_types",
-            "arguments": {"key_column": "scd_id", **table_arguments},
-        }
-    }
 
 
 def earlier_model_tests(model_name: str, table_arguments: dict) -> list:
-    """The model tests earlier scaffolds wrote on a typed model, which its table's test checks now."""
-    if model_name.endswith("__history"):
-        key_column = "scd_id"
-        replaced = [
-            {
-                "cdc_typed_columns_hold_their_types": {
-                    "name": f"{model_name}_holds_its_source_types",
-                    "arguments": table_arguments,
-                }
-            }
-        ]
-    else:
-        key_column = "chain_id"
-        replaced = [
-            {TYPED_ROWS_TEST: {"name": f"{model_name}_holds_its_keys", "arguments": {"key_column": key_column}}}
-        ]
+    """The model tests earlier scaffolds wrote on a typed table: their guarantees are cdc_history's now, and a
+    view's columns have their types by construction."""
+    key_column = "scd_id" if model_name.endswith("__history") else "chain_id"
     return [
         {"not_null_columns": {"arguments": {"columns": list(NOT_NULL_COLUMNS)}}},
         {"unique": {"arguments": {"column_name": key_column}}},
-        *replaced,
+        {
+            "cdc_typed_columns_hold_their_types": {
+                "name": f"{model_name}_holds_its_source_types",
+                "arguments": table_arguments,
+            }
+        },
+        {"cdc_typed_rows_hold": {"name": f"{model_name}_holds_its_keys", "arguments": {"key_column": key_column}}},
+        {
+            "cdc_typed_rows_hold": {
+                "name": f"{model_name}_holds_its_keys_and_types",
+                "arguments": {"key_column": key_column, **table_arguments},
+            }
+        },
     ]
 
 
 YAML_HEADER = (
     "# Written by cdc-scaffold; `cdc-scaffold --refresh` adds the columns of later schema changes and keeps\n"
-    "# what is edited here. The typed columns themselves follow cdc_table_columns at every build.\n"
+    "# what is edited here. The views' typed columns follow cdc_table_columns: cdc-build creates them again when\n"
+    "# a column is added or retyped.\n"
 )
 
 
 def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ()) -> str:
-    """The schema YAML of the two models: the metadata columns, with the key tests, then the typed columns."""
+    """The schema YAML of the two views: the metadata columns, then the typed columns."""
     label = describe(table)
 
     def column(name: str, description: str, tests: list[str] | None = None, data_type: str | None = None) -> dict:
@@ -303,9 +277,9 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
                 column("is_deleted", "The version a delete opened."),
                 column("op", "The change that opened the version: c, u, d, r or t."),
                 column("source_seq", "The vendor's position of that change."),
-                column("scd_id", "The version's id in cdc_history: the merge key of the history model."),
-                column("chain_id", "The key's id (source, table, pk): the merge key of the current model."),
-                column("cdc_batch_id", "The batch that last wrote the row (README, Batches)."),
+                column("scd_id", "The version's id in cdc_history: one row per scd_id."),
+                column("chain_id", "The key's id (source, table, pk): one open version per chain_id."),
+                column("cdc_batch_id", "The batch that last wrote the version in cdc_history (README, Batches)."),
                 *typed,
             ],
         }
@@ -313,13 +287,9 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
     history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
-    # One query of the batch's rows, where a test per guarantee took a dbt node and a Spark job each
-    # (docs/decisions.md, "Fewer, cheaper data tests").
-    history["data_tests"] = [typed_rows_test(history["name"], table_test_arguments(table))]
     current = model(
         f"{base}__current",
-        f"The open version of every live key of {label}, typed. Its keys and flags are never null and it holds "
-        f"one row per chain_id: the test of {base}__history checks the rows this model merges.",
+        f"The open version of every live key of {label}, typed: one row per chain_id. A view of {base}__history.",
     )
     document = {"version": 2, "models": [history, current]}
     return YAML_HEADER + _dump_yaml(document)
@@ -339,14 +309,13 @@ def _dump_yaml(document: dict) -> str:
 def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     """The generated YAML with what was edited in the existing one kept: a column entry already there stays
     as edited (its data_type and generated description follow the table), columns no longer seen stay, a
-    model's other keys stay as edited, and generated keys and model tests it lacks (a newer scaffold's) are added;
-    an earlier scaffold's tests of the key columns, and its unedited model tests (the current model's too),
-    give way to the history's test that checks them."""
+    model's other keys stay as edited, and generated keys it lacks (a newer scaffold's) are added; an earlier
+    scaffold's unedited tests of the key columns and of the models go (cdc_history's test checks what they
+    checked)."""
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
-    table_arguments = dict(generated["models"][0]["data_tests"][0][TYPED_ROWS_TEST]["arguments"])
-    table_arguments.pop("key_column")
+    table_arguments = generated["models"][0]["config"]["meta"][SOURCE_TABLE_META]
     models = []
     for model in generated["models"]:
         old_model = old_models.get(model["name"])
@@ -369,8 +338,6 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
             columns.append(old_entry)
         earlier = earlier_model_tests(model["name"], table_arguments)
         tests = [test for test in old_model.get("data_tests") or [] if test not in earlier]
-        named = {next(iter(test)) if isinstance(test, dict) else test for test in tests}
-        tests += [test for test in model.get("data_tests", []) if next(iter(test)) not in named]
         refreshed = {**model, **old_model, "columns": [*columns, *old_columns.values()]}
         refreshed.pop("data_tests", None)
         models.append({**refreshed, "data_tests": tests} if tests else refreshed)

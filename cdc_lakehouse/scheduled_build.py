@@ -1,20 +1,23 @@
 """cdc-build: a scheduled run that builds what changed and nothing else (README, "The scheduled run").
 
-A run has three parts, the pipeline's two in one batch:
+A run has three parts, the first in one batch:
 1. The change log (selector scheduled_change_log: every scheduled model of the pipeline but the typed
-   tables), unless nothing landed since the newest batch and every one of its incremental models finished
+   views), unless nothing landed since the newest batch and every one of its incremental models finished
    that batch: then there is nothing for it to do, and no batch opens.
-2. The typed tables (models tagged cdc_typed_table, written by cdc-scaffold) whose source table has
-   versions in cdc_batch_tables after the batch the model last finished, the typed models behind their
-   upstream (a failed run's), those that never finished a batch, and what the pipeline builds on them,
-   with the scheduled tests of all of these: `dbt build` joining the batch part 1 opened (var
-   cdc_continue_batch). A typed table whose source table did not change is not in the run at all.
+2. The typed views (models tagged cdc_typed_table, written by cdc-scaffold, and the pipeline's views on
+   them) that need creating: those no scheduled run created, those whose source table's columns were added
+   or retyped in cdc_table_columns after they were created, and those behind the view they select from. A
+   typed view selects from cdc_history, so a batch changes its rows without creating it again: most runs
+   have nothing to do here.
 3. The analysts' models and tests (every scheduled node that is not the pipeline's, README "Building on
-   it") downstream of a pipeline table that finished a batch since they were last built, and what is built
-   on them: plain `dbt build`, no batch. One that fails is reported and retried by the next run; it fails
-   nothing of the pipeline's.
+   it") downstream of a pipeline table that changed since they were last built (an incremental model that
+   finished a batch, a typed view whose source table had versions in a batch or that was created again),
+   and what is built on them: plain `dbt build`, no batch. One that fails is reported and retried by the
+   next run; it fails nothing of the pipeline's.
 
-The seeds load first when they changed (cdc_lakehouse.seeds).
+The seeds load first when they changed (cdc_lakehouse.seeds). The report lists, besides every node dbt ran,
+each typed view whose source table had versions in the run's batch, so an orchestrator's asset events follow
+the data.
 """
 
 import argparse
@@ -37,8 +40,11 @@ SCHEDULED = "scheduled"
 CHANGE_LOG = "scheduled_change_log"
 TYPED_TABLES = "scheduled_typed_tables"
 BATCH_TABLES = "cdc_batch_tables"
-# The analysts' nodes the scheduled runs built, each with the oldest batch its pipeline inputs had finished.
-DOWNSTREAM_BUILDS = "cdc_downstream_builds"
+TABLE_COLUMNS = "cdc_table_columns"
+# The nodes the scheduled runs built outside the batch (parts 2 and 3), each with the batch it is built
+# through: a typed view, the batch it was created in; an analyst's node, the oldest batch its pipeline inputs
+# had finished or changed in.
+BUILDS = "cdc_downstream_builds"
 PASSED = ("success", "pass", "warn")
 
 
@@ -53,12 +59,16 @@ class RunLog:
 
 
 @dataclass(frozen=True)
-class TouchedTable:
+class ChangedTable:
+    """A source table and the newest batch that changed it (its versions, or how its columns are typed)."""
+
     source_format: str
     source_database: str | None
     source_schema: str | None
     source_table: str
     batch_id: int
+    # The versions of the table cdc_history wrote in that batch (cdc_batch_tables); none for a retyping.
+    versions: int | None = None
 
 
 @dataclass
@@ -69,6 +79,7 @@ class BuildOutcome:
     # Source tables with versions in this run's batch.
     tables_touched: int = 0
     typed_tables: int = 0
+    # Typed tables whose views this run created (part 2).
     typed_tables_built: int = 0
     typed_seconds: float = 0.0
     # When each part's tables held the batch (epoch seconds), for produce-to-visible latency (bench/latency.py).
@@ -94,7 +105,12 @@ class BuildOutcome:
             if self.change_log_nodes
             else "change log: nothing new"
         )
-        typed = f"{self.typed_tables_built} of {self.typed_tables} typed tables in {self.typed_seconds:.1f} s"
+        tables = f"{self.typed_tables} table" + ("" if self.typed_tables == 1 else "s")
+        typed = (
+            f"typed views of {self.typed_tables_built} of {tables} created in {self.typed_seconds:.1f} s"
+            if self.typed_tables_built
+            else f"typed views of {tables} as they were"
+        )
         downstream = ""
         if self.downstream_nodes:
             downstream = f"; downstream {self.downstream_nodes} nodes in {self.downstream_seconds:.1f} s"
@@ -165,19 +181,41 @@ def landing_version(spark, landing: str) -> int:
     return spark.sql(f"describe history {landing} limit 1").collect()[0].version
 
 
-def touched_tables(spark, schema: str, after_batch: int) -> list[TouchedTable]:
-    """The source tables cdc_batch_tables lists after a batch, each with the newest batch that touched it."""
+def touched_tables(spark, schema: str, after_batch: int) -> list[ChangedTable]:
+    """The source tables cdc_batch_tables lists after a batch, each with the newest batch that wrote versions of
+    it and how many it wrote then."""
     if not spark.catalog.tableExists(f"{schema}.{BATCH_TABLES}"):
         return []
     rows = spark.sql(
-        "select source_format, source_database, source_schema, source_table, max(cdc_batch_id) as batch_id"
+        "select source_format, source_database, source_schema, source_table, cdc_batch_id, sum(versions) as versions"
         f" from {schema}.{BATCH_TABLES} where cdc_batch_id > {int(after_batch)}"
+        " group by source_format, source_database, source_schema, source_table, cdc_batch_id"
+    ).collect()
+    newest: dict[tuple, ChangedTable] = {}
+    for row in rows:
+        table = tuple(row[:4])
+        if table not in newest or row.cdc_batch_id > newest[table].batch_id:
+            newest[table] = ChangedTable(*table, batch_id=row.cdc_batch_id, versions=row.versions)
+    return list(newest.values())
+
+
+def retyped_tables(spark, schema: str, after_batch: int) -> list[ChangedTable]:
+    """The source tables a column of which cdc_table_columns added or retyped after a batch, each with the newest
+    such batch (a column typed before its stamps existed counts as retyped when it was last typed)."""
+    if not spark.catalog.tableExists(f"{schema}.{TABLE_COLUMNS}"):
+        return []
+    changed_in = "coalesce(typing_changed_in_batch, cdc_batch_id)"
+    if "typing_changed_in_batch" not in spark.table(f"{schema}.{TABLE_COLUMNS}").columns:
+        changed_in = "cdc_batch_id"
+    rows = spark.sql(
+        f"select source_format, source_database, source_schema, source_table, max({changed_in}) as batch_id"
+        f" from {schema}.{TABLE_COLUMNS} where {changed_in} > {int(after_batch)}"
         " group by source_format, source_database, source_schema, source_table"
     ).collect()
-    return [TouchedTable(*row) for row in rows]
+    return [ChangedTable(*row) for row in rows]
 
 
-def matches(source_table: dict, touched: TouchedTable) -> bool:
+def matches(source_table: dict, touched: ChangedTable) -> bool:
     """Whether a typed model's source table (its meta, as cdc_source_table_filter reads its arguments) is the
     touched one: database and table always, format and schema when the model names them."""
     return (
@@ -207,35 +245,65 @@ def typed_roots(manifest, pipeline: set[str]) -> list[str]:
     )
 
 
-def typed_nodes_to_build(manifest, pipeline: set[str], run_log: RunLog, touched: list[TouchedTable]) -> set[str]:
-    """The typed tables of part 2 (see the module's doc), with what the pipeline builds on them, among the
-    pipeline's scheduled nodes."""
+def typed_source_tables(manifest, pipeline: set[str]) -> dict[str, dict]:
+    """Every typed view (the typed roots and the pipeline's models below them) -> the source table of its root
+    (the root's meta, as cdc_source_table_filter reads its arguments); a root without one maps to {}."""
+    roots = typed_roots(manifest, pipeline)
+    tables = {root: manifest.nodes[root].config.meta.get(SOURCE_TABLE_META) or {} for root in roots}
+    for root in roots:
+        for unique_id in descendants(manifest, [root], pipeline):
+            if unique_id.startswith("model."):
+                tables.setdefault(unique_id, tables[root])
+    return tables
+
+
+def typed_nodes_to_build(manifest, pipeline: set[str], built: dict[str, int], retyped: list[ChangedTable]) -> set[str]:
+    """The typed views of part 2 (see the module's doc), with the pipeline's nodes on them, among the pipeline's
+    scheduled nodes: a root no scheduled run created (or without a source table), or whose table was retyped
+    after it was created; a view below behind a view it selects from."""
     roots = typed_roots(manifest, pipeline)
     typed = descendants(manifest, roots, pipeline)
     selected = []
     for unique_id in roots:
-        node = manifest.nodes[unique_id]
-        source_table = node.config.meta.get(SOURCE_TABLE_META)
-        finished = run_log.finished.get(node.name)
+        source_table = manifest.nodes[unique_id].config.meta.get(SOURCE_TABLE_META)
+        created = built.get(unique_id)
         if (
             source_table is None
-            or finished is None
-            or any(t.batch_id > finished and matches(source_table, t) for t in touched)
+            or created is None
+            or any(t.batch_id > created and matches(source_table, t) for t in retyped)
         ):
             selected.append(unique_id)
     for unique_id in typed - set(roots):
-        node = manifest.nodes[unique_id]
-        if node.resource_type != "model" or node.config.materialized != "incremental":
+        if not unique_id.startswith("model."):
             continue
-        finished = run_log.finished.get(node.name)
-        upstream = [
-            run_log.finished.get(manifest.nodes[parent].name)
-            for parent in node.depends_on.nodes
-            if parent in typed and manifest.nodes[parent].config.materialized == "incremental"
-        ]
-        if finished is None or any(batch is not None and batch > finished for batch in upstream):
+        created = built.get(unique_id)
+        upstream = [built.get(parent) for parent in manifest.nodes[unique_id].depends_on.nodes if parent in typed]
+        if created is None or any(batch is None or batch > created for batch in upstream):
             selected.append(unique_id)
     return descendants(manifest, selected, typed)
+
+
+def changed_view_results(
+    manifest, typed_tables: dict[str, dict], touched: list[ChangedTable], batch_id: int, ran: set[str]
+) -> list[dict]:
+    """For the report: each typed view (not among the nodes dbt ran) whose source table had versions in this
+    batch, in the shape of node_results: a view's rows changed though nothing created it."""
+    results = []
+    for unique_id, source_table in sorted(typed_tables.items()):
+        if unique_id in ran:
+            continue
+        versions = [t.versions for t in touched if t.batch_id == batch_id and source_table and matches(source_table, t)]
+        if versions:
+            results.append(
+                {
+                    "unique_id": unique_id,
+                    "status": "success",
+                    "execution_time": 0.0,
+                    "message": f"{sum(versions)} versions of its source table in batch {batch_id}",
+                    "relation_name": manifest.nodes[unique_id].relation_name,
+                }
+            )
+    return results
 
 
 def change_log_is_current(manifest, change_log: set[str], run_log: RunLog, landed_version: int) -> bool:
@@ -285,16 +353,17 @@ def pipeline_nodes(manifest, nodes: Iterable[str]) -> set[str]:
     return {unique_id for unique_id in nodes if PIPELINE_TAG in manifest.nodes[unique_id].tags}
 
 
-def pipeline_inputs(manifest, unique_id: str, pipeline: set[str]) -> set[str]:
-    """The pipeline's incremental models nearest upstream of a node, through views, ephemeral models, tables
-    and analysts' models: what a batch changes under it (seeds and sources are no batch)."""
+def pipeline_inputs(manifest, unique_id: str, pipeline: set[str], typed: set[str]) -> set[str]:
+    """The pipeline's tables nearest upstream of a node, through views, ephemeral models, tables and analysts'
+    models: its incremental models and typed views (`typed`), what a batch changes under it (seeds and sources
+    are no batch)."""
     found, seen, pending = set(), set(), list(manifest.parent_map.get(unique_id, []))
     while pending:
         parent = pending.pop()
         if parent in seen or parent not in manifest.nodes or manifest.nodes[parent].resource_type != "model":
             continue
         seen.add(parent)
-        if parent in pipeline and manifest.nodes[parent].config.materialized == "incremental":
+        if parent in typed or (parent in pipeline and manifest.nodes[parent].config.materialized == "incremental"):
             found.add(parent)
         else:
             pending.extend(manifest.parent_map.get(parent, []))
@@ -302,24 +371,23 @@ def pipeline_inputs(manifest, unique_id: str, pipeline: set[str]) -> set[str]:
 
 
 def downstream_plan(
-    manifest, analysts: set[str], pipeline: set[str], run_log: RunLog, built: dict[str, int]
+    manifest, analysts: set[str], pipeline: set[str], changed: dict[str, int], built: dict[str, int]
 ) -> tuple[set[str], dict[str, int]]:
     """Part 3 (see the module's doc): the analysts' nodes to build, each with the oldest batch its pipeline
-    inputs have finished (what it is built through). A node is due when the scheduled runs never built it,
-    or when one of its pipeline inputs finished a batch after the one it was built through (a typed table
-    finishes a batch only in a run that changed it: part 2); what is built on a due node is due with it.
-    A node over no pipeline table (only seeds, or nothing the pipeline writes) is never in the run."""
-    inputs = {node: pipeline_inputs(manifest, node, pipeline) for node in analysts}
+    inputs changed in (what it is built through). `changed`: each pipeline table's newest batch, the one an
+    incremental model last finished, or for a typed view the newest that wrote versions of its source table or
+    created it. A node is due when the scheduled runs never built it, or when one of its pipeline inputs
+    changed in a batch after the one it was built through; what is built on a due node is due with it. A node
+    over no pipeline table (only seeds, or nothing the pipeline writes) is never in the run."""
+    typed = set(typed_source_tables(manifest, pipeline))
+    inputs = {node: pipeline_inputs(manifest, node, pipeline, typed) for node in analysts}
     through = {
-        node: min((run_log.finished.get(manifest.nodes[model].name, -1) for model in models), default=-1)
-        for node, models in inputs.items()
-        if models
+        node: min((changed.get(table, -1) for table in tables), default=-1) for node, tables in inputs.items() if tables
     }
     due = [
         node
         for node in through
-        if node not in built
-        or any(run_log.finished.get(manifest.nodes[model].name, -1) > built[node] for model in inputs[node])
+        if node not in built or any(changed.get(table, -1) > built[node] for table in inputs[node])
     ]
     buildable = {
         node
@@ -330,22 +398,22 @@ def downstream_plan(
     return to_build, {node: through.get(node, -1) for node in to_build}
 
 
-def read_downstream_builds(spark, schema: str) -> dict[str, int]:
-    if not spark.catalog.tableExists(f"{schema}.{DOWNSTREAM_BUILDS}"):
+def read_builds(spark, schema: str) -> dict[str, int]:
+    if not spark.catalog.tableExists(f"{schema}.{BUILDS}"):
         return {}
-    rows = spark.sql(f"select unique_id, built_through from {schema}.{DOWNSTREAM_BUILDS}").collect()
+    rows = spark.sql(f"select unique_id, built_through from {schema}.{BUILDS}").collect()
     return {row.unique_id: row.built_through for row in rows}
 
 
-def record_downstream_builds(spark, schema: str, built: dict[str, int]) -> None:
+def record_builds(spark, schema: str, built: dict[str, int]) -> None:
     """One MERGE: each node's batch, replacing what the table held of it."""
-    table = f"{schema}.{DOWNSTREAM_BUILDS}"
+    table = f"{schema}.{BUILDS}"
     spark.sql(f"create table if not exists {table} (unique_id string, built_through bigint) using delta")
     spark.createDataFrame(sorted(built.items()), "unique_id string, built_through bigint").createOrReplaceTempView(
-        "cdc_downstream_built_now"
+        "cdc_built_now"
     )
     spark.sql(
-        f"merge into {table} as stored using cdc_downstream_built_now as now on stored.unique_id = now.unique_id"
+        f"merge into {table} as stored using cdc_built_now as now on stored.unique_id = now.unique_id"
         " when matched then update set built_through = now.built_through when not matched then insert *"
     )
 
@@ -405,35 +473,66 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         run_log = read_run_log(spark, schema)
     outcome.batch_id = run_log.batch_id
 
+    built = read_builds(spark, schema)
+    typed_tables = typed_source_tables(manifest, pipeline)
     roots = typed_roots(manifest, pipeline)
     outcome.typed_tables = len(roots)
-    earliest = min((run_log.finished.get(manifest.nodes[root].name, -1) for root in roots), default=-1)
-    touched = touched_tables(spark, schema, earliest)
-    if outcome.change_log_nodes:
-        outcome.tables_touched = sum(1 for table in touched if table.batch_id == run_log.batch_id)
-    to_build = typed_nodes_to_build(manifest, pipeline, run_log, touched)
+    earliest = min((built.get(root, -1) for root in roots), default=-1)
+    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped_tables(spark, schema, earliest))
     outcome.typed_tables_built = len(set(roots) & to_build)
     if to_build:
         started = time.monotonic()
-        selection = typed_selection_arguments(manifest, to_build, pipeline - change_log)
-        result = project.invoke("build", *selection, dbt_vars={"cdc_continue_batch": True})
+        result = project.invoke("build", *typed_selection_arguments(manifest, to_build, pipeline - change_log))
         outcome.typed_seconds = time.monotonic() - started
-        outcome.typed_done_at = time.time()
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
-        run_log = read_run_log(spark, schema)
+        created = {r["unique_id"] for r in node_results(result) if r["status"] == "success"} & set(typed_tables)
+        if created and run_log.batch_id is not None:
+            record_builds(spark, schema, dict.fromkeys(created, run_log.batch_id))
+            built |= dict.fromkeys(created, run_log.batch_id)
+    outcome.typed_done_at = time.time()
 
-    build_downstream(project, spark, manifest, schema, scheduled - pipeline, pipeline, run_log, outcome)
+    # Whatever changed before `since` is older than every analysts' node built, so it makes none due.
+    analysts = scheduled - pipeline
+    newest = run_log.batch_id or 0
+    since = min([built[node] for node in analysts if node in built] + [newest - 1])
+    touched = touched_tables(spark, schema, since)
+    if outcome.change_log_nodes:
+        outcome.tables_touched = sum(1 for table in touched if table.batch_id == newest)
+        outcome.results += changed_view_results(
+            manifest, typed_tables, touched, newest, {r["unique_id"] for r in outcome.results}
+        )
+    changed = {
+        unique_id: max(
+            [built.get(unique_id, -1), since]
+            + [t.batch_id for t in touched if source_table and matches(source_table, t)]
+        )
+        for unique_id, source_table in typed_tables.items()
+    }
+    changed |= {
+        unique_id: run_log.finished[manifest.nodes[unique_id].name]
+        for unique_id in pipeline
+        if unique_id.startswith("model.") and manifest.nodes[unique_id].name in run_log.finished
+    }
+    build_downstream(project, spark, manifest, schema, analysts, pipeline, changed, built, outcome)
     return outcome
 
 
 def build_downstream(
-    project: DbtProject, spark, manifest, schema: str, analysts: set[str], pipeline: set[str], run_log, outcome
+    project: DbtProject,
+    spark,
+    manifest,
+    schema: str,
+    analysts: set[str],
+    pipeline: set[str],
+    changed: dict[str, int],
+    built: dict[str, int],
+    outcome: BuildOutcome,
 ) -> None:
     """Part 3 (see the module's doc): its failures are the run's downstream failures, not the pipeline's."""
     if not analysts:
         return
-    to_build, through = downstream_plan(manifest, analysts, pipeline, run_log, read_downstream_builds(spark, schema))
+    to_build, through = downstream_plan(manifest, analysts, pipeline, changed, built)
     if not to_build:
         return
     started = time.monotonic()
@@ -443,9 +542,9 @@ def build_downstream(
     outcome.downstream_failures += failures_with_messages(result) if not result.success else []
     outcome.results += node_results(result)
     ran = {r["unique_id"]: r["status"] for r in node_results(result)}
-    built = {node: batch for node, batch in through.items() if ran.get(node) in PASSED}
-    if built:
-        record_downstream_builds(spark, schema, built)
+    done = {node: batch for node, batch in through.items() if ran.get(node) in PASSED}
+    if done:
+        record_builds(spark, schema, done)
 
 
 class BuildArgumentError(Exception):

@@ -29,11 +29,8 @@
 
 {#
     on-run-start: records the batch of this run and keeps the run log's state for the models. A run that
-    selects no incremental model of the pipeline (the audit, the seeds' cdc_type_mappings, a run of analysts'
-    models alone) reads no batch and opens none.
-    With the var cdc_continue_batch true, the run joins the newest batch instead of opening one: the second
-    part of a scheduled run (cdc-build builds the typed tables of the source tables the batch touched after
-    the change log, README "The scheduled run") reads up to the same batch and stamps the same id.
+    selects no incremental model of the pipeline (the audit, the seeds' cdc_type_mappings, the typed views, a
+    run of analysts' models alone) reads no batch and opens none.
 #}
 {% macro cdc_open_batch() %}
     {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}
@@ -53,11 +50,6 @@
     {%- endif -%}
     {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
     {%- set state = cdc_read_run_log(exists=true) -%}
-    {%- if var('cdc_continue_batch', false) and state.batch_id > 0 -%}
-        {%- do state.update({'invocation_id': invocation_id, 'opened': true}) -%}
-        {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
-        {{- return('') -}}
-    {%- endif -%}
     {%- set landing = cdc_landing_schema() ~ '.cdc_raw' -%}
     {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
     {%- do state.update({

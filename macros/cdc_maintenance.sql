@@ -11,7 +11,9 @@
     3. every table the pipeline writes (its models and snapshot, the seeds, the run log) and landing are compacted
        (OPTIMIZE) and vacuumed: files no longer in the table and older than retain_hours go (the time-travel
        window), and for landing never a file of a commit some model has not read yet. A table younger than
-       that window has no such file: it is not vacuumed (cdc_younger_than_retention).
+       that window has no such file: it is not vacuumed (cdc_younger_than_retention). A model configured
+       `cluster_by` (cdc_history: the typed views read one source table each) is made a Delta clustered
+       table first, so its OPTIMIZE clusters what the runs wrote since the last one.
 #}
 {% macro cdc_maintain(retain_hours=168, keep_days=30) %}
     {%- if retain_hours < 168 -%}
@@ -30,6 +32,7 @@
         landing, finished_by_some | min if finished_by_some else none
     ) -%}
     {%- do cdc_prune_run_log(state, keep_days) -%}
+    {%- do cdc_cluster_tables() -%}
     {%- for relation in cdc_maintained_tables() -%}
         {%- do cdc_compact_and_vacuum(relation, retain_hours) -%}
     {%- endfor -%}
@@ -189,6 +192,23 @@
         'delete from ' ~ log ~ '.cdc_batches where opened_at < ' ~ cutoff
         ~ ' and batch_id not in (' ~ kept_batches | unique | join(', ') ~ ')'
     ) -%}
+{% endmacro %}
+
+
+{#
+    Liquid clustering (ALTER TABLE ... CLUSTER BY) of the pipeline's models configured `cluster_by` whose
+    tables are not clustered so yet: clustering is incremental, OPTIMIZE clusters new files only.
+#}
+{% macro cdc_cluster_tables() %}
+    {%- for node in graph.nodes.values()
+        if cdc_pipeline_node(node) and node.config.get('cluster_by') and node.config.materialized == 'incremental' -%}
+        {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
+        {%- if relation is not none
+            and run_query('describe detail ' ~ relation).rows[0]['clusteringColumns'] | list != node.config.cluster_by -%}
+            {%- do run_query('alter table ' ~ relation ~ ' cluster by (' ~ node.config.cluster_by | join(', ') ~ ')') -%}
+            {%- do log('cdc-maintain: ' ~ relation ~ ': clustered by ' ~ node.config.cluster_by | join(', '), info=true) -%}
+        {%- endif -%}
+    {%- endfor -%}
 {% endmacro %}
 
 

@@ -1,12 +1,10 @@
 {#
-    Helpers of the typed tables per source table (models/tables/, written by cdc-scaffold), incremental Delta
-    tables: a table's history model merges, by scd_id, the versions cdc_history wrote in the batches it has
-    not read, with one typed column per source column (cdc_table_columns, read at compile time); its current
-    model merges the open versions of those by chain_id, deleting a key whose open version is a delete.
-    A column added by DDL appears once an event carries it (on_schema_change append_new_columns), and
-    versions from before hold NULL in it; a widened type widens the stored column; another type change
-    keeps the stored type (cdc_typed_columns, macro cdc_typed_column_mismatches). Zone-less
-    timestamp text is read in the version's `source_time_zone`.
+    Helpers of the typed views per source table (models/tables/, written by cdc-scaffold): a table's history
+    view selects its versions from cdc_history with one typed column per source column (cdc_table_columns,
+    read when the view is created); its current view, the open live versions of the history view. Every
+    version is typed with the column's type now: a column added by DDL is NULL in the versions from before,
+    a widened type reads every version wider, and a value that does not parse as the type is NULL (its text
+    stays in cdc_history.row). Zone-less timestamp text is read in the version's `source_time_zone`.
 #}
 
 {# The metadata columns of a typed table; a source column with one of these names gets a suffix. #}
@@ -58,104 +56,14 @@
 {% endmacro %}
 
 
-{#
-    The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map.
-    In an incremental run, a column whose type changed to one its stored type cannot widen to (for example
-    varchar to int) is cast to the stored type, so the table's merge never fails on it; the test
-    cdc_typed_rows_hold names it. A widening change is applied to the stored column before
-    the merge (process_schema_changes).
-#}
+{# The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map. #}
 {% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
-    {#- The materialization runs none of the SQL of a model with nothing to read: no lookups to render it. -#}
-    {%- if cdc_batch().nothing_to_read -%}
-        {{ return('') }}
-    {%- endif -%}
-    {%- set stored = cdc_stored_column_types() -%}
     {%- for column in cdc_table_typed_columns(database, table, source_format, schema) %},
-    {%- set value = cdc_typed_value(
+    {{ cdc_typed_value(
         relation ~ '.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
         time_zone=relation ~ '.source_time_zone'
-    ) %}
-    {%- set stored_type = stored.get(column.alias | lower) %}
-    {%- if stored_type and stored_type != column.spark_type and not cdc_type_widens(stored_type, column.spark_type) %}
-    cast({{ value }} as {{ stored_type }}) as {{ cdc_quoted_identifier(column.alias) }}
-    {%- else %}
-    {{ value }} as {{ cdc_quoted_identifier(column.alias) }}
-    {%- endif %}
+    ) }} as {{ cdc_quoted_identifier(column.alias) }}
     {%- endfor %}
-{% endmacro %}
-
-
-{# The column types of the model's table, by lower-case name, in an incremental run; else none. #}
-{% macro cdc_stored_column_types() %}
-    {{ return(cdc_column_types(this) if execute and is_incremental() else {}) }}
-{% endmacro %}
-
-
-{# A relation's column types by lower-case name, as Spark writes them (decimal(38,10)); none if it is absent. #}
-{% macro cdc_column_types(relation) %}
-    {%- set types = {} -%}
-    {%- for column in adapter.get_columns_in_relation(relation) -%}
-        {%- do types.update({column.name | lower: column.data_type | lower | replace(' ', '')}) -%}
-    {%- endfor -%}
-    {{ return(types) }}
-{% endmacro %}
-
-
-{#
-    The typed columns of a typed history's table whose stored type is not the type their source column
-    maps to now (cdc_typed_columns casts their values to the stored type), as dicts (column_name,
-    stored_type, source_type): read at compile time from the table's schema and cdc_table_columns, no row.
-#}
-{% macro cdc_typed_column_mismatches(relation, database, table, source_format=none, schema=none) %}
-    {%- set mismatches = [] -%}
-    {%- set stored = cdc_column_types(relation) if execute else {} -%}
-    {%- for column in cdc_table_typed_columns(database, table, source_format, schema) -%}
-        {%- set stored_type = stored.get(column.alias | lower) -%}
-        {%- if stored_type and stored_type != column.spark_type | lower | replace(' ', '') -%}
-            {%- do mismatches.append({
-                'column_name': column.alias, 'stored_type': stored_type, 'source_type': column.spark_type
-            }) -%}
-        {%- endif -%}
-    {%- endfor -%}
-    {{ return(mismatches) }}
-{% endmacro %}
-
-
-{# The table a generic test tests (its where-subquery aside), for what it reads at compile time; none at parse. #}
-{% macro cdc_tested_relation() %}
-    {%- if not execute -%}
-        {{ return(none) }}
-    {%- endif -%}
-    {%- set node = graph.nodes[model.attached_node or (model.depends_on.nodes | first)] -%}
-    {{ return(api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias)) }}
-{% endmacro %}
-
-
-{#
-    Whether Delta's type widening changes a column of Spark type `stored` to `wanted` in place: integral
-    types up, integral types but bigint to double, integral types to a decimal with room for all their
-    digits, a decimal to one with at least as many integer and fraction digits, float to double, date to
-    timestamp_ntz (Delta Lake 4, "Type widening").
-#}
-{% macro cdc_type_widens(stored, wanted) %}
-    {%- set integral_digits = {'tinyint': 3, 'smallint': 5, 'int': 10, 'bigint': 20} -%}
-    {%- set stored = stored | lower | replace(' ', '') -%}
-    {%- set wanted = wanted | lower | replace(' ', '') -%}
-    {%- set stored_decimal = modules.re.fullmatch('decimal\\(([0-9]+),([0-9]+)\\)', stored) -%}
-    {%- set wanted_decimal = modules.re.fullmatch('decimal\\(([0-9]+),([0-9]+)\\)', wanted) -%}
-    {%- if stored in integral_digits and wanted in integral_digits -%}
-        {{ return(integral_digits[wanted] > integral_digits[stored]) }}
-    {%- elif stored in integral_digits and wanted == 'double' -%}
-        {{ return(stored != 'bigint') }}
-    {%- elif stored in integral_digits and wanted_decimal -%}
-        {{ return(wanted_decimal.group(1) | int - wanted_decimal.group(2) | int >= integral_digits[stored]) }}
-    {%- elif stored_decimal and wanted_decimal -%}
-        {%- set more_digits = wanted_decimal.group(1) | int - stored_decimal.group(1) | int -%}
-        {%- set more_scale = wanted_decimal.group(2) | int - stored_decimal.group(2) | int -%}
-        {{ return(more_digits >= more_scale and more_scale >= 0 and (more_digits, more_scale) != (0, 0)) }}
-    {%- endif -%}
-    {{ return((stored, wanted) in [('float', 'double'), ('date', 'timestamp_ntz')]) }}
 {% endmacro %}
 
 

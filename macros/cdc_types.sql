@@ -252,8 +252,14 @@
 {% endmacro %}
 
 
-{# The type seeds' version the stored rows of a cdc_table_columns table were typed with. #}
-{% macro cdc_stored_type_seeds_version(relation) %}
-    {%- set stored = run_query('select type_seeds_version from ' ~ relation ~ ' limit 1').rows -%}
-    {{ return(stored[0][0] if stored else none) }}
+{#
+    What the stored rows of a cdc_table_columns table were typed with: {type_seeds_version, has_typing_stamps
+    (the table has typing_changed_in_batch: a table from before it gets its stamps in its next run)}.
+#}
+{% macro cdc_stored_typing(relation) %}
+    {%- set stored = run_query('select * from ' ~ relation ~ ' limit 1') -%}
+    {{ return({
+        'type_seeds_version': stored.rows[0]['type_seeds_version'] if stored.rows else none,
+        'has_typing_stamps': 'typing_changed_in_batch' in stored.column_names
+    }) }}
 {% endmacro %}

@@ -64,7 +64,8 @@ def run_and_read(
 
 
 def models_built(report: dict) -> list[dict]:
-    """The models a run built (status success), each with its relation."""
+    """The models a run built (status success), and the typed views whose rows it changed, each with its
+    relation."""
     return [r for r in report["results"] if r["unique_id"].startswith("model.") and r["status"] == "success"]
 
 

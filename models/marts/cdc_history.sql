@@ -3,7 +3,8 @@
         incremental_strategy='merge',
         unique_key='scd_id',
         on_schema_change='fail',
-        tblproperties={'delta.enableDeletionVectors': 'true'}
+        tblproperties={'delta.enableDeletionVectors': 'true'},
+        cluster_by=['source_table', 'source_database']
     )
 }}
 
@@ -15,7 +16,8 @@
     A late or out-of-order event is therefore stitched into its chain like any other. The set of versions
     of a key only grows as events arrive, so an upsert never leaves a stale version behind.
     Deletion vectors let the merge mark the replaced versions instead of rewriting every file that holds
-    one: the touched keys are spread over the whole table.
+    one: the touched keys are spread over the whole table. cdc-maintain clusters the table by source table
+    (cluster_by, macro cdc_cluster_tables): a typed view reads the files of its own table.
 #}
 {%- set batch = cdc_batch() %}
 

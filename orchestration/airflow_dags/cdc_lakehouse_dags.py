@@ -6,13 +6,14 @@ Point Airflow's dags_folder at this folder and create the pool once: `airflow po
 (orchestration/environment.py): the embedded warehouse by default, a cluster with CDC_TARGET=cluster.
 
 - cdc_lakehouse_hourly: one task, `cdc-run --once`: ingest (one catch-up of the Kafka topics of ingest.yml),
-  then the scheduled run of cdc-build (the seeds when they changed, the change log, the typed tables whose
-  source tables changed), in one process: one Spark driver and one batch per run. What dbt ran comes back
-  in its report: the task's log lists every node, and each model built is an asset event (alias
-  cdc_lakehouse_models, asset `<schema>.<table>`), landing one more (asset landing.cdc_raw).
+  then the scheduled run of cdc-build (the seeds when they changed, the change log, the typed views to
+  create), in one process: one Spark driver and one batch per run. What dbt ran comes back in its report:
+  the task's log lists every node, and each model built, and each typed view whose source table had versions
+  in the batch, is an asset event (alias cdc_lakehouse_models, asset `<schema>.<table>`), landing one more
+  (asset landing.cdc_raw).
 - cdc_lakehouse_audit: daily, `dbt build --selector audit` (every test over whole tables), then
   cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating it"), whatever the audit found.
-- cdc_lakehouse_downstream_example: runs when the hourly run built the typed table CDC_AIRFLOW_EXAMPLE_TABLE
+- cdc_lakehouse_downstream_example: runs when the hourly run changed the typed view CDC_AIRFLOW_EXAMPLE_TABLE
   (an asset schedule), and logs the batches it brought.
 
 Every task that opens the warehouse takes the one slot of the pool cdc_warehouse: a run, the audit and the

@@ -8,10 +8,11 @@ or `dagster-daemon run -f` it beside the webserver.
   landing.cdc_raw has this asset key, so every staging model is downstream of it.
 - the dbt project's seeds, models and snapshot as assets, its data tests as asset checks, materialized by
   the project's own commands, not by dagster-dbt's: a scheduled run is cdc-build (the seeds when they
-  changed, the change log, the typed tables whose source tables changed; one batch), the audit `dbt build
-  --selector audit`. Each node they ran is a materialization or a check evaluation, read from their report.
+  changed, the change log in one batch, the typed views to create), the audit `dbt build --selector
+  audit`. Each node they ran is a materialization or a check evaluation, read from their report, and so is
+  each typed view whose source table had versions in the run's batch (cdc-build's report lists them).
 - cdc_lakehouse_hourly: ingest, then the `scheduled` selection (cdc-build), on CDC_DAGSTER_HOURLY_CRON
-  (default hourly). A typed table whose source table did not change is selected but not materialized.
+  (default hourly). A typed view whose source table did not change is selected but not materialized.
 - cdc_lakehouse_audit: the `audit` selection, on CDC_DAGSTER_AUDIT_CRON (default 02:00).
 - cdc_lakehouse_maintenance: cdc-maintain (landing retention, OPTIMIZE and VACUUM: README, "Operating it"),
   on CDC_DAGSTER_MAINTENANCE_CRON (default 03:30).

@@ -6,6 +6,7 @@ subprocesses against their own embedded Derby metastore while tests read the Del
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,6 +89,25 @@ class Warehouse:
 
     def table_path(self, schema: str, table: str) -> str:
         return f"{self.storage or self.root}/tables/{schema}.db/{table}"
+
+
+def read_view(spark, warehouse: Warehouse, model: str, schema: str = "cdc"):
+    """A view a dbt process created in a local warehouse (a typed view), read by this session as the tests read
+    its tables (a dbt process would cost a JVM start): the view's SQL as dbt compiled it (under the warehouse's
+    dbt target), each relation of `schema` it selects from read from its Delta files, or from its own
+    compiled SQL when it is a view too."""
+    compiled = warehouse.root / "dbt_target" / "compiled"
+
+    def sql_of(name: str) -> str:
+        (path,) = compiled.rglob(f"models/**/{name}.sql")
+        return re.sub(rf"\b{schema}\.(\w+)\b", relation, path.read_text())
+
+    def relation(reference: re.Match) -> str:
+        path = warehouse.table_path(schema, reference.group(1))
+        is_table = (Path(path) / "_delta_log").is_dir()
+        return f"delta.`{path}`" if is_table else f"({sql_of(reference.group(1))})"
+
+    return spark.sql(sql_of(model))
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import VENV_BIN, Warehouse, assert_succeeded, dts_envelope, dts_heartbeat_entries, dts_insert_entries
+from conftest import (
+    VENV_BIN,
+    Warehouse,
+    assert_succeeded,
+    dts_envelope,
+    dts_heartbeat_entries,
+    dts_insert_entries,
+    read_view,
+)
 from conftest import dts_split as split_envelopes
 from kafka_broker import Broker, kafka_broker
 from test_huawei_drs_json import read_table
@@ -527,7 +535,7 @@ def runner(spark, broker, tmp_path_factory) -> dict:
     )
     seen["typed"] = sorted(
         (row.order_id, row.status)
-        for row in read_table(spark, warehouse, "shop__orders__huawei_drs_json__current")
+        for row in read_view(spark, warehouse, "shop__orders__huawei_drs_json__current")
         .select("order_id", "status")
         .collect()
     )
@@ -536,10 +544,11 @@ def runner(spark, broker, tmp_path_factory) -> dict:
 
 def test_the_runner_ingests_and_builds_in_a_loop_and_stops_on_sigterm(runner):
     assert runner["first"].startswith("cdc-run: run 1: 2 messages landed, 0 left in Kafka; batch 1: change log ")
-    assert "1 source tables touched; 1 of 1 typed tables in" in runner["first"]
-    # The update reaches the change log and the typed table in the run that lands it; nothing else is built.
-    assert "1 source tables touched; 1 of 1 typed tables in" in runner["update"]
-    assert "change log: nothing new; 0 of 1 typed tables" in runner["idle"]
+    assert "1 source tables touched; typed views of 1 of 1 table created in" in runner["first"]
+    # The update reaches the change log, and the typed view over it, in the run that lands it; nothing else is
+    # built.
+    assert "1 source tables touched; typed views of 1 table as they were" in runner["update"]
+    assert "change log: nothing new; typed views of 1 table as they were" in runner["idle"]
     assert runner["code"] == 0, runner["output"]
     assert re.search(r"cdc-run: stopped after \d+ runs, 0 failed", runner["output"])
     assert runner["current"] == [('["1"]', "created"), ('["2"]', "paid")]

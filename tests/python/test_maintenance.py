@@ -4,7 +4,8 @@
 1. three landing commits of Canal and DRS changes, a run after the first and one after the other two: small
    files in every table;
 2. maintenance (retention far off, every removed file vacuumed at once): every table holds the same rows
-   (count and an order-free hash of each), in one live file each, with no other data file left on disk;
+   (count and an order-free hash of each), in one live file each, with no other data file left on disk, and
+   cdc_history is clustered by source table (the typed views read one table each);
 3. a fourth batch and a run: the run works on the maintained tables;
 4. a fifth batch lands, written by a late writer with an ingested_at of the year 2000; maintenance with
    retention 0 days: landing keeps only that batch, which no model has read (its old ingested_at does not
@@ -140,6 +141,7 @@ def maintained(spark, tmp_path_factory) -> dict:
     states["kept_everything"] = maintenance("--retain-hours", "0", "--keep-days", "3650")
     states["after"] = contents(spark)
     states["files_after"] = {table: files(spark, table) for table in tables(spark)}
+    states["history_clustering"] = spark.sql(f"describe detail {SCHEMA}.cdc_history").first().clusteringColumns
     maintained_at = table_versions(spark)
 
     land(spark, [("canal_json", CANAL_TOPIC, 4, row_change(4, "INSERT", 6, {"id": "3", "note": "after"}))])
@@ -200,6 +202,10 @@ def test_maintenance_compacts_every_table_and_vacuums_what_it_no_longer_holds(ma
     assert before[f"{SCHEMA}.cdc_history"][0] > 1 and before[LANDING][0] > 1
     assert {table: live for table, (live, _) in after.items() if live > 1} == {}
     assert {table: (live, on_disk) for table, (live, on_disk) in after.items() if on_disk != live} == {}
+
+
+def test_maintenance_clusters_the_history_by_source_table(maintained):
+    assert maintained["history_clustering"] == ["source_table", "source_database"]
 
 
 def test_maintenance_skips_the_tables_nothing_committed_to_since_the_last_one(maintained):

@@ -70,8 +70,7 @@ def test_a_table_without_a_database_is_matched_as_null():
     (sql,) = [content for name, content in history.items() if name.endswith("__history.sql")]
     assert """cdc_source_table_filter('versions', none, "订单", source_format="canal_json")""" in sql
     (models,) = [yaml.safe_load(content) for name, content in history.items() if name.endswith(".yml")]
-    (test,) = models["models"][0]["data_tests"][-1].values()
-    assert test["arguments"]["source_database"] is None
+    assert models["models"][0]["config"]["meta"]["cdc_source_table"]["source_database"] is None
 
 
 # The columns the YAML documents before the typed ones.
@@ -102,16 +101,14 @@ def test_names_reach_the_yaml_as_text_dbt_renders_back_to_the_name():
         "Every version of 商城.订单 {{ x }} (canal_json), one typed column per source column."
     )
     assert [column.get("data_type") for column in history["columns"][10:]] == ["decimal(10,2)", "string"]
-    # One history row per version and one open version per key (what the current model merges), keys and
-    # flags never null, the history's types: one test, on the history.
+    # A view's columns have their types by construction, and its rows' guarantees are cdc_history's (tested
+    # there): no test of its own.
     assert all("data_tests" not in column for column in history["columns"] + current["columns"])
-    assert "data_tests" not in current
-    ((test_name, test),) = history["data_tests"][0].items()
-    assert (test_name, test["name"]) == ("cdc_typed_rows_hold", "shop__orders__history_holds_its_keys_and_types")
-    # The history's test names the table by arguments dbt renders back to the names.
-    rendered = {key: render(value).render() for key, value in test["arguments"].items()}
-    assert rendered == {
-        "key_column": "scd_id",
+    assert "data_tests" not in history and "data_tests" not in current
+    # What cdc-build matches against the changed source tables names the table by values dbt renders back to
+    # the names.
+    source_table = history["config"]["meta"]["cdc_source_table"]
+    assert {key: render(value).render() for key, value in source_table.items()} == {
         "source_database": "商城",
         "source_table": "订单 {{ x }}",
         "source_format": "canal_json",
@@ -141,7 +138,7 @@ def test_refresh_adds_new_columns_and_keeps_what_was_edited():
     assert by_name["legacy"] == {"name": "legacy", "description": "Dropped in 2025."}
 
 
-def test_refresh_replaces_an_earlier_scaffolds_key_tests_by_the_models_tests_and_keeps_edited_ones():
+def test_refresh_drops_an_earlier_scaffolds_tests_and_keeps_edited_ones():
     table = SourceTable("shop", "orders", source_format="canal_json")
     earlier = yaml.safe_load(schema_yaml(table, "shop__orders", [SourceColumn("id", "int", "int")]))
     history, current = earlier["models"]
@@ -159,21 +156,28 @@ def test_refresh_replaces_an_earlier_scaffolds_key_tests_by_the_models_tests_and
         by_name[name]["data_tests"] = ["not_null"]
     by_name["scd_id"]["data_tests"] = ["not_null", "unique"]
     by_name["is_deleted"]["data_tests"] = ["not_null", "accepted_values"]  # edited: kept
-    # What the scaffold before cdc_typed_rows_hold wrote per model, one of them edited: kept.
+    # What the scaffolds of typed tables wrote per model, one of them edited: kept.
     not_null = {
         "not_null_columns": {"arguments": {"columns": ["pk", "is_current", "is_deleted", "scd_id", "chain_id"]}}
     }
     edited_not_null = {"not_null_columns": {"arguments": {"columns": ["pk", "is_current"]}}}
-    # ...and the current model's test the scaffold before this one wrote.
-    typed_rows = {
+    current_keys = {
         "cdc_typed_rows_hold": {"name": "shop__orders__current_holds_its_keys", "arguments": {"key_column": "chain_id"}}
     }
     current["data_tests"] = [
         edited_not_null,
         {"unique": {"arguments": {"column_name": "chain_id"}}},
         not_null,
-        typed_rows,
+        current_keys,
     ]
+    # ...and the history's test of the last scaffold of typed tables.
+    history_rows = {
+        "cdc_typed_rows_hold": {
+            "name": "shop__orders__history_holds_its_keys_and_types",
+            "arguments": {"key_column": "scd_id", **arguments},
+        }
+    }
+    history["data_tests"].append(history_rows)
     refreshed = yaml.safe_load(refreshed_yaml(yaml.safe_dump(earlier), schema_yaml(table, "shop__orders")))
     history, current = refreshed["models"]
     tests = {column["name"]: column.get("data_tests") for column in history["columns"]}
@@ -181,7 +185,7 @@ def test_refresh_replaces_an_earlier_scaffolds_key_tests_by_the_models_tests_and
     assert {name: tests[name] for name in ("pk", "is_current", "scd_id", "chain_id")} == dict.fromkeys(
         ("pk", "is_current", "scd_id", "chain_id")
     )
-    assert [next(iter(test)) for test in history["data_tests"]] == ["relationships", "cdc_typed_rows_hold"]
+    assert [next(iter(test)) for test in history["data_tests"]] == ["relationships"]
     assert current["data_tests"] == [edited_not_null]
 
 

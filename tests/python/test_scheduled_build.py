@@ -1,9 +1,10 @@
-"""cdc-build's scheduled run builds what changed: the change log when something landed, and only the typed tables
-whose source table has new versions (README, "The scheduled run").
+"""cdc-build's scheduled run builds what changed: the change log when something landed, and the typed views of
+a source table only when they are new or the table's columns were added or retyped; a table's new versions
+reach its views without creating them again (README, "The scheduled run").
 
-Three Canal tables (shop.a, shop.b, shop.c) have typed models, a fourth (shop.d) has none. Each scenario lands
+Three Canal tables (shop.a, shop.b, shop.c) have typed views, a fourth (shop.d) has none. Each scenario lands
 Canal messages and runs cdc_lakehouse.scheduled_build in this process; which models finished which batch is
-read from the run log, what they hold from their tables. Expected rows are written by hand from the messages.
+read from the run log, what the views hold from them. Expected rows are written by hand from the messages.
 """
 
 import json
@@ -11,7 +12,7 @@ import os
 from datetime import datetime
 
 import pytest
-from conftest import dbt_in_process, project_without_typed_tables
+from conftest import project_without_typed_tables
 
 pytestmark = pytest.mark.slow
 
@@ -20,9 +21,17 @@ TOPIC = "canal_json.scheduled"
 ONLY_CANAL = {"cdc_enabled_formats": ["canal_json"]}
 TYPED_BASES = ("shop__a", "shop__b", "shop__c")
 T0_MS = int(datetime(2026, 5, 1, 8, 0, 0).timestamp() * 1000)
+COLUMNS = {"id": ("int(11)", 4), "v": ("varchar(16)", 12)}
 
 
-def canal(batch_id: int, table: str, operation: str, rows: list[dict], old: list[dict] | None = None) -> bytes:
+def canal(
+    batch_id: int,
+    table: str,
+    operation: str,
+    rows: list[dict],
+    old: list[dict] | None = None,
+    columns: dict = COLUMNS,
+) -> bytes:
     """A Canal flat message of shop.<table> (id int key, v varchar), as Canal writes one batch it fetched."""
     return json.dumps(
         {
@@ -34,8 +43,8 @@ def canal(batch_id: int, table: str, operation: str, rows: list[dict], old: list
             "sql": "",
             "es": T0_MS + batch_id * 1000,
             "ts": T0_MS + batch_id * 1000 + 5,
-            "mysqlType": {"id": "int(11)", "v": "varchar(16)"},
-            "sqlType": {"id": 4, "v": 12},
+            "mysqlType": {name: vendor for name, (vendor, _) in columns.items()},
+            "sqlType": {name: jdbc for name, (_, jdbc) in columns.items()},
             "pkNames": ["id"],
             "data": rows,
             "old": old,
@@ -58,7 +67,6 @@ class Deployment:
             table = SourceTable(database="shop", table=base.split("__")[1], source_format="canal_json")
             for name, content in scaffold_files(table, base).items():
                 (tables / name).write_text(content)
-        self.work = tmp_path_factory.mktemp("scheduled_dbt")
         self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL)
 
     def land(self, *messages: bytes) -> None:
@@ -71,11 +79,6 @@ class Deployment:
 
         return scheduled_build(self.project, self.spark)
 
-    def dbt(self, *arguments: str, dbt_vars: dict | None = None):
-        return dbt_in_process(
-            self.spark, self.work, *arguments, dbt_vars={**ONLY_CANAL, **(dbt_vars or {})}, project_dir=self.root
-        )
-
     def finished_in(self, batch_id: int) -> set[str]:
         rows = self.spark.sql(
             f"select model_name from {SCHEMA}.cdc_batch_models where batch_id = {batch_id} and finished_at is not null"
@@ -85,8 +88,8 @@ class Deployment:
     def newest_batch(self) -> int:
         return self.spark.sql(f"select max(batch_id) as b from {SCHEMA}.cdc_batches").collect()[0].b
 
-    def current(self, base: str) -> list[tuple]:
-        rows = self.spark.table(f"{SCHEMA}.{base}__current").select("id", "v", "op").collect()
+    def current(self, base: str, *columns: str) -> list[tuple]:
+        rows = self.spark.table(f"{SCHEMA}.{base}__current").select("id", "v", *columns, "op").collect()
         return sorted(map(tuple, rows))
 
 
@@ -129,17 +132,12 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["idle"] = deployment.build()
         seen["idle_batch"] = deployment.newest_batch()
 
-        # 4: shop.c changes; the run stops after the change log and c's history model (a crash), then the next
-        # scheduled run, with nothing new landed, builds c's current model, which is behind its history.
-        deployment.land(canal(4, "c", "UPDATE", [{"id": "1", "v": "c1x"}], old=[{"v": "c1"}]))
-        deployment.dbt("build", "--selector", "scheduled_change_log")
-        deployment.dbt("run", "--select", "shop__c__history", dbt_vars={"cdc_continue_batch": True})
-        seen["crashed_batch"] = deployment.newest_batch()
-        seen["stale_c"] = deployment.current("shop__c")
-        seen["after_crash"] = deployment.build()
-        seen["after_crash_batch"] = deployment.newest_batch()
-        seen["after_crash_finished"] = deployment.finished_in(seen["crashed_batch"])
+        # 4: shop.c gains a column (its first event with it): its views are created again, with the column.
+        wider = {**COLUMNS, "w": ("varchar(8)", 12)}
+        deployment.land(canal(4, "c", "UPDATE", [{"id": "1", "v": "c1x", "w": "w1"}], old=[{"v": "c1"}], columns=wider))
+        seen["widened"] = deployment.build()
         seen["current"] = {base: deployment.current(base) for base in TYPED_BASES}
+        seen["current_c"] = deployment.current("shop__c", "w")
         yield seen
     finally:
         spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
@@ -154,32 +152,47 @@ def typed_models(*bases: str) -> set[str]:
     return {f"{base}__{kind}" for base in bases for kind in ("history", "current")}
 
 
-def test_a_first_run_builds_the_change_log_and_every_typed_table_in_one_batch(runs):
+def models_in_report(outcome) -> dict[str, str]:
+    """The models of a run's report (--report), by name: dbt's message, or what the run says of a typed view."""
+    return {
+        r["unique_id"].split(".")[-1]: r["message"]
+        for r in outcome.report()["results"]
+        if r["unique_id"].startswith("model.")
+    }
+
+
+def test_a_first_run_builds_the_change_log_and_creates_every_typed_view(runs):
     first = runs["first"]
     assert first.succeeded, first.failures
     assert (first.batch_id, first.typed_tables, first.typed_tables_built) == (runs["first_batch"], 3, 3)
     assert first.change_log_nodes > 0
-    assert typed_models(*TYPED_BASES) | {"cdc_history", "cdc_batch_tables"} <= runs["first_finished"]
+    assert {"cdc_history", "cdc_batch_tables"} <= runs["first_finished"]
+    # Views hold no batch: the run log is the incremental models'.
+    assert not runs["first_finished"] & typed_models(*TYPED_BASES)
+    assert typed_models(*TYPED_BASES) <= set(models_in_report(first))
 
 
-def test_only_the_typed_tables_of_changed_source_tables_are_in_the_run(runs):
+def test_new_versions_reach_the_views_without_creating_them_again(runs):
     second = runs["second"]
     assert second.succeeded, second.failures
-    assert (second.batch_id, second.typed_tables_built) == (runs["first_batch"] + 1, 1)
-    finished = runs["second_finished"]
-    assert typed_models("shop__b") | {"cdc_history", "cdc_batch_tables"} <= finished
-    assert not finished & typed_models("shop__a", "shop__c")
-    # The report (--report) holds the nodes of both dbt commands: the change log's and the typed part's.
-    report = second.report()
-    built = {r["unique_id"].split(".")[-1] for r in report["results"] if r["unique_id"].startswith("model.")}
-    assert typed_models("shop__b") | {"cdc_history", "cdc_batch_tables"} <= built
-    assert not built & typed_models("shop__a", "shop__c")
-    assert (report["batch_id"], report["succeeded"]) == (second.batch_id, True)
+    assert (second.batch_id, second.typed_tables_built, second.tables_touched) == (runs["first_batch"] + 1, 0, 2)
+    assert {"cdc_history", "cdc_batch_tables"} <= runs["second_finished"]
+    assert "typed views of 3 tables as they were" in second.summary()
     assert runs["current_after_second"] == {
         "shop__a": [(1, "a1", "c")],
         "shop__b": [(2, "b2x", "u")],
         "shop__c": [(1, "c1", "c")],
     }
+    # The report names shop.b's views, whose rows changed (an orchestrator's asset events), and not the others.
+    report = second.report()
+    assert (report["batch_id"], report["succeeded"]) == (second.batch_id, True)
+    models = models_in_report(second)
+    batch = second.batch_id
+    # b's update and delete: key 2's first version closed and its new one, key 1's closed and its delete.
+    assert {name: models.get(name) for name in typed_models("shop__b")} == dict.fromkeys(
+        typed_models("shop__b"), f"4 versions of its source table in batch {batch}"
+    )
+    assert not set(models) & typed_models("shop__a", "shop__c")
 
 
 def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
@@ -187,20 +200,18 @@ def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
     assert idle.succeeded, idle.failures
     assert (idle.change_log_nodes, idle.typed_tables_built) == (0, 0)
     assert runs["idle_batch"] == runs["second_batch"]
-    assert "change log: nothing new; 0 of 3 typed tables" in idle.summary()
+    assert idle.summary().endswith("change log: nothing new; typed views of 3 tables as they were")
+    assert not idle.report()["results"]
 
 
-def test_a_typed_model_behind_its_upstream_catches_up_in_the_next_run(runs):
-    assert runs["crashed_batch"] == runs["second_batch"] + 1
-    assert runs["stale_c"] == [(1, "c1", "c")]
-    after = runs["after_crash"]
-    assert after.succeeded, after.failures
-    # Nothing landed since the crashed run: no new batch; c's current model joins it and finishes it.
-    assert (after.change_log_nodes, after.batch_id, runs["after_crash_batch"]) == (
-        0,
-        runs["crashed_batch"],
-        runs["crashed_batch"],
-    )
-    assert {"shop__c__history", "shop__c__current"} <= runs["after_crash_finished"]
-    assert not runs["after_crash_finished"] & typed_models("shop__a", "shop__b")
-    assert runs["current"]["shop__c"] == [(1, "c1x", "u")]
+def test_a_column_added_creates_its_tables_views_again(runs):
+    widened = runs["widened"]
+    assert widened.succeeded, widened.failures
+    assert widened.typed_tables_built == 1
+    assert typed_models("shop__c") <= set(models_in_report(widened))
+    assert runs["current_c"] == [(1, "c1x", "w1", "u")]
+    assert runs["current"] == {
+        "shop__a": [(1, "a1", "c")],
+        "shop__b": [(2, "b2x", "u")],
+        "shop__c": [(1, "c1x", "u")],
+    }

@@ -88,8 +88,8 @@ def test_the_environment_names_the_enabled_formats_when_the_var_does_not(tmp_pat
     assert "stg_tencent_dts_protobuf__envelopes" not in names
 
 
-def test_a_scheduled_run_runs_the_typed_tables_test_and_leaves_the_type_tables_tests_to_the_audit(listed):
-    # The history's test reads cdc_table_columns, a type table: it is a typed table's test, not theirs.
+def test_a_scheduled_run_tests_the_historys_batch_and_leaves_the_type_tables_tests_to_the_audit(listed):
+    # What every typed view inherits is checked on the batch's rows of cdc_history.
     scheduled_tests = {listed["all"][test]["name"] for test in of_type(listed["scheduled"], "test")}
     type_tables_tests = {
         node["name"]
@@ -98,4 +98,4 @@ def test_a_scheduled_run_runs_the_typed_tables_test_and_leaves_the_type_tables_t
     }
     assert type_tables_tests and not type_tables_tests & scheduled_tests
     assert "cdc_every_vendor_type_is_mapped" not in scheduled_tests
-    assert "shop__orders__huawei_drs_json__history_holds_its_keys_and_types" in scheduled_tests
+    assert "cdc_versions_hold_cdc_history_source_format__source_name__pk__event_id__scd_id" in scheduled_tests

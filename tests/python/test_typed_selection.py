@@ -1,8 +1,8 @@
-"""cdc-build's second part selects exactly the typed nodes it chose, in few dbt criteria (dbt matches each
-criterion against every node of the project): one selector when every typed table is in the run; otherwise
-`fqn:<history>+` of the pipeline's nodes per changed table, with the tests of both its models (the history's
-checks its types too); an audit test and an analyst's model on a typed table are none of the
-pipeline's.
+"""cdc-build's second part creates the typed views no scheduled run created and those of tables whose columns
+were added or retyped since, not those whose tables only have new versions (a view reads them as they come),
+and selects exactly them in few dbt criteria (dbt matches each criterion against every node of the project):
+one selector when every typed view is in the run; otherwise `fqn:<history>+` of the pipeline's nodes per
+retyped table; an audit test and an analyst's model on a typed view are none of the pipeline's.
 
 A copy of the project with three scaffolded Canal tables (shop.a, shop.b, shop.c); shop.a's current model has
 one more test, tagged audit, which a scheduled run leaves to the audit, and an analyst's view on it (built by
@@ -15,8 +15,7 @@ from conftest import project_without_typed_tables
 from cdc_lakehouse.scheduled_build import (
     CHANGE_LOG,
     SCHEDULED,
-    RunLog,
-    TouchedTable,
+    ChangedTable,
     pipeline_nodes,
     typed_nodes_to_build,
     typed_selection_arguments,
@@ -45,16 +44,18 @@ def project(tmp_path_factory):
     return DbtProject(project_dir=root, dbt_vars={"cdc_enabled_formats": ["canal_json"]})
 
 
-def chosen(project, *changed_tables: str, first_run: bool = False) -> tuple[set[str], list[str]]:
-    """The typed nodes cdc-build chooses after a batch (2) that touched these tables, every typed model having
-    finished batch 1 (none, on a first run), and the arguments that select them."""
+def chosen(
+    project, *retyped_tables: str, first_run: bool = False, built: dict[str, int] | None = None
+) -> tuple[set[str], list[str]]:
+    """The typed nodes cdc-build chooses after batch 2 retyped these tables, every typed view created in batch 1
+    (none on a first run; else `built`), and the arguments that select them."""
     manifest = project.manifest()
     pipeline = pipeline_nodes(manifest, project.selected(SCHEDULED))
     typed = pipeline - set(project.selected(CHANGE_LOG))
-    models = {manifest.nodes[node].name for node in typed if node.startswith("model.")}
-    run_log = RunLog(batch_id=2, landing_version=2, finished={} if first_run else dict.fromkeys(models, 1))
-    touched = [TouchedTable("canal_json", "shop", None, table, 2) for table in changed_tables]
-    to_build = typed_nodes_to_build(manifest, pipeline, run_log, touched)
+    if built is None:
+        built = {} if first_run else {node: 1 for node in typed if node.startswith("model.")}
+    retyped = [ChangedTable("canal_json", "shop", None, table, 2) for table in retyped_tables]
+    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped)
     return to_build, typed_selection_arguments(manifest, to_build, typed)
 
 
@@ -69,7 +70,11 @@ def test_a_first_run_selects_every_typed_table_with_one_selector(project):
     assert set(project.listed(*arguments)) == to_build
 
 
-def test_a_changed_table_is_its_history_and_what_is_below_it(project):
+def test_a_run_that_retyped_nothing_creates_no_view(project):
+    assert chosen(project)[0] == set()
+
+
+def test_a_retyped_table_is_its_history_and_what_is_below_it(project):
     to_build, arguments = chosen(project, "b")
     assert names(to_build) == {"shop__b__history", "shop__b__current"}
     assert arguments == [
@@ -81,7 +86,15 @@ def test_a_changed_table_is_its_history_and_what_is_below_it(project):
     assert set(project.listed(*arguments)) == to_build
 
 
-def test_two_changed_tables_leave_out_the_audits_test_and_the_analysts_view(project):
+def test_a_current_view_behind_its_history_is_created_alone(project):
+    built = {f"model.cdc_lakehouse.shop__{table}__{kind}": 1 for table in TABLES for kind in ("history", "current")}
+    built["model.cdc_lakehouse.shop__b__history"] = 2
+    to_build, arguments = chosen(project, built=built)
+    assert names(to_build) == {"shop__b__current"}
+    assert set(project.listed(*arguments)) == to_build
+
+
+def test_two_retyped_tables_leave_out_the_audits_test_and_the_analysts_view(project):
     to_build, arguments = chosen(project, "a", "c")
     assert names(to_build) == {f"shop__{table}__{kind}" for table in "ac" for kind in ("history", "current")}
     assert not {"test.cdc_lakehouse.shop__a__audited", "model.cdc_lakehouse.a_ids"} & to_build

@@ -1,18 +1,19 @@
-"""The typed tables of a source table (models/tables/, shop.orders of Huawei DRS JSON) built incrementally.
+"""The typed views of a source table (models/tables/, shop.orders of Huawei DRS JSON) over cdc_history.
 
-Three batches of hand-written DRS JSON messages of shop.orders, each followed by one run of the models they
-pass through and the typed models, in one batch; the expected rows are written from DRS's documented
-behaviour: a partial update keeps the other columns, a key change deletes the old key, a delete removes the
-key from the current table, a message delivered again at a new offset is no new version, a column added
-by DDL appears with NULL in the versions from before, a column widened by DDL (int to bigint) is widened in
-place, and a column changed to a type its stored values cannot widen to (varchar to int) keeps its stored
-type and is named by the table's test.
+Four batches of hand-written DRS JSON messages of shop.orders, each followed by one run of the models they
+pass through and the typed views; the expected rows are written from DRS's documented behaviour: a partial
+update keeps the other columns, a key change deletes the old key, a delete removes the key from the current
+view, a message delivered again at a new offset is no new version, a column added by DDL appears with NULL
+in the versions from before, a column widened by DDL (int to bigint) reads every version wider, and a column
+changed to a type its earlier values do not parse as (varchar to int) reads NULL in those versions. The
+history's batch test (cdc_versions_hold), which the views inherit, fails on a repeated version and a null
+flag.
 
 Then two Canal JSON tables scaffolded by cdc-scaffold into a copy of the project, built, evolved by an
-ALTER TABLE, refreshed and tested: one named in Chinese (database 商城, table 订单, Chinese column names),
-and shop.odd, whose columns have names any of MySQL, PostgreSQL, Oracle or SQL Server allow quoted
-(spaces, ,;{}()=, quotes, a backtick, a dot, SQL comment and Jinja markers), one of them widened and two
-added by the DDL.
+ALTER TABLE and refreshed: one named in Chinese (database 商城, table 订单, Chinese column names), and
+shop.odd, whose columns have names any of MySQL, PostgreSQL, Oracle or SQL Server allow quoted (spaces,
+,;{}()=, quotes, a backtick, a dot, SQL comment and Jinja markers), one of them widened and two added by the
+DDL.
 """
 
 import json
@@ -33,7 +34,7 @@ pytestmark = pytest.mark.slow
 TOPIC = "huawei_drs_json.typed_tables"
 T0 = datetime(2024, 3, 1, 8, 0, 0)
 TYPED_MODELS = ("shop__orders__huawei_drs_json__history", "shop__orders__huawei_drs_json__current")
-# The typed models and what they read their column types from.
+# The typed views and what they read their column types from.
 TYPED_RUN = ("cdc_observed_column_types", "cdc_vendor_types", "cdc_table_columns", *TYPED_MODELS)
 COLUMNS = {"id": ("int", 4), "a": ("varchar", 12), "b": ("varchar", 12)}
 # c and a DATETIME column added by DDL: a Delta table gains a timestamp_ntz column only with that feature on.
@@ -93,21 +94,14 @@ def typed_rows(project, model: str, columns: tuple[str, ...]) -> list[tuple]:
     return sorted(map(tuple, rows), key=lambda row: (row[0], row[1] or T0))
 
 
-def typed_model_test_outcomes(project, models: tuple[str, ...] = TYPED_MODELS) -> dict[str, tuple[str, int]]:
-    """The typed models' tests after a run: name -> (status, failures)."""
+def outcomes_of_tests(project, *models: str) -> dict[str, tuple[str, int]]:
+    """The tests of these models: name -> (status, failures)."""
     results = project.dbt("test", "--select", *models, check=False).result.results
     return {
         result.node.name: (str(result.status), result.failures)
         for result in results
         if result.node.resource_type == "test"
     }
-
-
-def last_commit(project, model: str) -> dict:
-    """The table's last commit: its version, operation and row counts."""
-    (commit,) = project.spark.sql(f"DESCRIBE HISTORY {SCHEMA}.{model} LIMIT 1").collect()
-    counts = {name: int(value) for name, value in commit.operationMetrics.items() if name.startswith("num")}
-    return {"version": commit.version, "operation": commit.operation, **counts}
 
 
 @pytest.fixture(scope="module")
@@ -117,7 +111,7 @@ def project(spark, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def after_each_batch(project) -> list[dict]:
-    """What the typed models hold after each batch's run, and the last commit of each."""
+    """What the typed views hold after each batch's run."""
     project.reset()
     for model in ("cdc_observed_column_types", "cdc_table_columns", *TYPED_MODELS):
         project.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{model}")
@@ -138,7 +132,6 @@ def after_each_batch(project) -> list[dict]:
                     "shop__orders__huawei_drs_json__history",
                     ("pk", "valid_from", "valid_to", "is_current", "is_deleted", "op", "id", "a", "b"),
                 ),
-                "commits": {model: last_commit(project, model) for model in TYPED_MODELS},
                 "types": {model: dict(project.spark.table(f"{SCHEMA}.{model}").dtypes) for model in TYPED_MODELS},
                 "column_c": typed_rows(project, "shop__orders__huawei_drs_json__history", ("pk", "valid_from", "c"))
                 if number >= 2
@@ -148,7 +141,6 @@ def after_each_batch(project) -> list[dict]:
                 )
                 if number >= 2
                 else None,
-                "tests": typed_model_test_outcomes(project),
             }
         )
     return states
@@ -179,29 +171,13 @@ def test_updates_key_changes_and_deletes(after_each_batch):
     ]
 
 
-def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch):
+def test_an_added_column_is_null_in_the_versions_from_before(after_each_batch):
     last = after_each_batch[2]
     assert last["current"] == [
         ('["3"]', at(4), "u", 3, "p", "q", False),
         ('["5"]', at(7), "c", 5, "n", "m", False),
     ]
-    # Key 1's three versions (the newest closed by the delete) and key 5's: the redelivery is no version.
-    assert last["commits"]["shop__orders__huawei_drs_json__history"] == {
-        **last["commits"]["shop__orders__huawei_drs_json__history"],
-        "operation": "MERGE",
-        "numSourceRows": 4,
-        "numTargetRowsInserted": 2,
-        "numTargetRowsUpdated": 2,
-    }
-    # Of those, the open versions: key 1's delete removes its row, key 5 is new.
-    assert last["commits"]["shop__orders__huawei_drs_json__current"] == {
-        **last["commits"]["shop__orders__huawei_drs_json__current"],
-        "operation": "MERGE",
-        "numSourceRows": 2,
-        "numTargetRowsDeleted": 1,
-        "numTargetRowsInserted": 1,
-        "numTargetRowsUpdated": 0,
-    }
+    # Key 1's three versions (the newest a delete) and key 5's: the redelivery is no version.
     assert [row for row in last["column_c"] if row[0] in ('["1"]', '["5"]')] == [
         ('["1"]', at(1), None),
         ('["1"]', at(3), None),
@@ -216,7 +192,6 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
         "c": "string",
         "valid_from": "timestamp",
     }
-    # A DATETIME added to a table that had no zone-less timestamp: the table turns Delta's feature on first.
     for model in TYPED_MODELS:
         assert last["types"][model]["shipped"] == "timestamp_ntz", model
     assert last["column_shipped"] == [
@@ -225,68 +200,46 @@ def test_added_column_and_a_delete_merge_only_the_touched_keys(after_each_batch)
     ]
 
 
-def test_generated_tests_pass(after_each_batch):
-    for state in after_each_batch[:3]:
-        assert state["tests"] and all(status == "pass" for status, _ in state["tests"].values()), state["tests"]
-
-
-def test_widened_column_widens_and_an_incompatible_one_is_named_by_a_test(after_each_batch):
+def test_every_version_reads_its_columns_newest_type(after_each_batch):
     last = after_each_batch[3]
-    # id: int to bigint, widened in place in both tables; a: varchar to int, kept string (the run succeeded).
+    # id: int to bigint; a: varchar to int, so the versions from before, whose a is text, read NULL there
+    # (their text stays in cdc_history.row).
     for model in TYPED_MODELS:
-        assert (last["types"][model]["id"], last["types"][model]["a"]) == ("bigint", "string"), model
+        assert (last["types"][model]["id"], last["types"][model]["a"]) == ("bigint", "int"), model
     assert last["current"] == [
-        ('["3"]', at(4), "u", 3, "p", "q", False),
-        ('["5"]', at(7), "c", 5, "n", "m", False),
-        ('["6"]', at(9), "c", 6, "7", "w", False),
+        ('["3"]', at(4), "u", 3, None, "q", False),
+        ('["5"]', at(7), "c", 5, None, "m", False),
+        ('["6"]', at(9), "c", 6, 7, "w", False),
     ]
-    failed = {name: outcome for name, outcome in last["tests"].items() if outcome[0] != "pass"}
-    assert failed == {"shop__orders__huawei_drs_json__history_holds_its_keys_and_types": ("fail", 1)}, last["tests"]
 
 
-def test_a_repeated_version_and_a_null_flag_fail_the_historys_test(project, after_each_batch):
-    model = "shop__orders__huawei_drs_json__history"
-    table = f"{SCHEMA}.{model}"
-    version = last_commit(project, model)["version"]
+def test_a_repeated_version_and_a_null_flag_fail_the_historys_batch_test(project, after_each_batch):
+    table = f"{SCHEMA}.cdc_history"
+    (commit,) = project.spark.sql(f"DESCRIBE HISTORY {table} LIMIT 1").collect()
     history = project.spark.table(table)
     newest_batch = F.col("cdc_batch_id") == history.agg(F.max("cdc_batch_id")).first()[0]
     newest = history.where(newest_batch & F.col("is_current")).limit(1)
     # Rows of the newest batch no merge writes: an open version again (its scd_id twice, its key with two open
-    # versions, which the current model would merge), and a version without its is_current.
+    # versions, which a typed current view would show twice), and a version without its is_current.
     unflagged = newest.withColumn("is_current", F.lit(None).cast("boolean")).withColumn("scd_id", F.lit("x"))
     newest.union(unflagged).write.format("delta").mode("append").saveAsTable(table)
     try:
-        outcomes = typed_model_test_outcomes(project, (model,))
+        outcomes = outcomes_of_tests(project, "cdc_history")
     finally:
-        project.spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF {version}")
-    # The repeated version twice, the unflagged one, and the column of the last batch that keeps a type its
-    # source no longer has.
-    assert outcomes == {f"{model}_holds_its_keys_and_types": ("fail", 4)}
+        project.spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF {commit.version}")
+    assert {name: outcome for name, outcome in outcomes.items() if name.startswith("cdc_versions_hold")} == {
+        "cdc_versions_hold_cdc_history_source_format__source_name__pk__event_id__scd_id": ("fail", 3)
+    }
 
 
-def test_a_run_with_nothing_landed_writes_nothing_and_looks_up_no_columns(project, after_each_batch):
-    # Every model upstream finishes the batch (the runs above left the other formats' staging behind).
-    project.dbt("run", "--select", "+shop__orders__huawei_drs_json__current")
-    versions = {model: last_commit(project, model)["version"] for model in TYPED_MODELS}
-    results = [
-        result
-        for result in project.dbt("run", "--select", *TYPED_MODELS).result.results
-        if result.node.name in TYPED_MODELS
-    ]
-    assert {result.node.name: last_commit(project, result.node.name)["version"] for result in results} == versions
-    # The history's typed columns are rendered from cdc_table_columns and the stored table: not when the
-    # model has nothing to read, as its SQL never runs.
-    (history,) = (result.node for result in results if result.node.name == "shop__orders__huawei_drs_json__history")
-    assert "versions.row[" not in history.compiled_code, history.compiled_code
-
-
-def typed_column(project, table: str, column: str) -> tuple[str, int]:
-    """The Spark type cdc_table_columns gives a column of shop.<table>, and the batch that typed it."""
+def typed_column(project, table: str, column: str) -> tuple[str, int, int]:
+    """The Spark type cdc_table_columns gives a column of shop.<table>, the batch that typed it, and the batch
+    that last changed how it is typed (when cdc-build creates the table's views again)."""
     (row,) = project.spark.sql(
-        f"SELECT spark_type, cdc_batch_id FROM {SCHEMA}.cdc_table_columns"
+        f"SELECT spark_type, cdc_batch_id, typing_changed_in_batch FROM {SCHEMA}.cdc_table_columns"
         f" WHERE source_table = '{table}' AND column_name = '{column}'"
     ).collect()
-    return row.spark_type, row.cdc_batch_id
+    return row.spark_type, row.cdc_batch_id, row.typing_changed_in_batch
 
 
 def newest_batch(project) -> int:
@@ -299,20 +252,22 @@ def test_a_changed_type_setting_retypes_every_table_and_a_batch_retypes_only_its
     project.land(TOPIC, [drs_message(20, "INSERT", data=[{"id": "1", "flag": "1"}], columns=flags, table="flags")])
     project.run(*sources)
     flags_batch = newest_batch(project)
-    assert typed_column(project, "flags", "flag") == ("boolean", flags_batch)
+    assert typed_column(project, "flags", "flag") == ("boolean", flags_batch, flags_batch)
     saved = project.dbt_vars
     project.dbt_vars = {**(saved or {}), "cdc_tinyint1_as_boolean": False}
     try:
         # A batch of another table, with MySQL's tinyint(1) no longer read as boolean: shop.flags, which the
-        # batch does not touch, is retyped too.
+        # batch does not touch, is retyped too, and its id, typed as before, keeps its batch of change.
         project.land(TOPIC, [drs_message(21, "INSERT", data=[order("1", "a", "b")], table="other")])
         project.run(*sources)
-        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1)
-        # The next batch of that table, the setting unchanged, retypes that table's columns alone.
+        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1, flags_batch + 1)
+        assert typed_column(project, "flags", "id") == ("int", flags_batch + 1, flags_batch)
+        # The next batch of that table, the setting unchanged, retypes that table's columns alone, which are
+        # typed as before.
         project.land(TOPIC, [drs_message(22, "INSERT", data=[order("2", "c", "d")], table="other")])
         project.run(*sources)
-        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1)
-        assert typed_column(project, "other", "a") == ("string", flags_batch + 2)
+        assert typed_column(project, "flags", "flag") == ("tinyint", flags_batch + 1, flags_batch + 1)
+        assert typed_column(project, "other", "a") == ("string", flags_batch + 2, flags_batch + 1)
     finally:
         project.dbt_vars = saved
 
@@ -429,8 +384,7 @@ ODD_BATCHES = [
 
 @pytest.fixture(scope="module")
 def canal_tables(project, tmp_path_factory) -> dict:
-    """商城.订单 and shop.odd scaffolded after their first batch, built after each, refreshed and tested after the
-    second."""
+    """商城.订单 and shop.odd scaffolded after their first batch, built after each, refreshed after the second."""
     import io
     from contextlib import redirect_stdout
 
@@ -509,13 +463,12 @@ def canal_tables(project, tmp_path_factory) -> dict:
             },
             "odd_as_of": [tuple(row) for row in shown.agate_table.rows],
             "odd_yaml_columns": odd_yaml_columns,
-            "tests": typed_model_test_outcomes(project, typed),
         }
     finally:
         project.project_dir = PROJECT_DIR
 
 
-def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(canal_tables):
+def test_a_table_named_in_chinese_is_scaffolded_built_and_evolved(canal_tables):
     table = canal_tables
     assert f"商城.订单 (canal_json) -> {CHINESE_BASE}__history, {CHINESE_BASE}__current" in table["scaffolded"]
     assert f"models/tables/_{CHINESE_BASE}__models.yml: refreshed" in table["refreshed"]
@@ -539,12 +492,9 @@ def test_a_table_named_in_chinese_is_scaffolded_built_evolved_and_tested(canal_t
     }
     (history_model, _) = table["yaml"][CHINESE_BASE]["models"]
     assert [column["name"] for column in history_model["columns"]][-3:] == ["编号", "金额", "备注"]
-    # Among them the history's, whose type check names the table by its Chinese names.
-    assert f"{CHINESE_BASE}__history_holds_its_keys_and_types" in table["tests"]
-    assert all(status == "pass" for status, _ in table["tests"].values()), table["tests"]
 
 
-def test_columns_keep_any_name_the_source_allows_through_merges_additions_and_widening(canal_tables):
+def test_columns_keep_any_name_the_source_allows_through_additions_and_widening(canal_tables):
     table = canal_tables
     assert f"shop.odd (canal_json) -> {ODD_BASE}__history, {ODD_BASE}__current" in table["scaffolded"]
     # Key 1 was deleted; key 2 updated after the DDL (its added columns null, then e2); key 3 inserted with them.
@@ -565,7 +515,7 @@ def test_columns_keep_any_name_the_source_allows_through_merges_additions_and_wi
         assert {name: types[name] for name in ODD_WIDER} == {
             "id": "int",
             "列 名": "string",
-            "v -- c": "bigint",  # widened in place
+            "v -- c": "bigint",  # widened: every version reads bigint
             "a,b;c{d}(e)=f": "string",
             'it\'s "q"': "string",
             "x`y": "string",
@@ -577,7 +527,6 @@ def test_columns_keep_any_name_the_source_allows_through_merges_additions_and_wi
     # The history as it was after the first batch's update (cdc_as_of).
     assert table["odd_as_of"] == [(1, "b1-2", 10), (2, "b2", 20)]
     assert set(ODD_WIDER) <= set(table["odd_yaml_columns"])
-    assert f"{ODD_BASE}__history_holds_its_keys_and_types" in table["tests"]
 
 
 if __name__ == "__main__":
