@@ -143,9 +143,11 @@ def table_arguments(table: SourceTable) -> str:
     return ", ".join(arguments)
 
 
-def table_test_arguments(table: SourceTable) -> dict:
-    """The arguments naming a source table to a generic test, as YAML values dbt renders back to the names.
-    They are named source_*: dbt takes `database` and `schema` of a test for its config."""
+def source_table_meta(table: SourceTable) -> dict:
+    """A source table as a typed model's meta names it (cdc-build matches it against the changed tables), in
+    YAML values dbt renders back to the names; the keys are those of cdc_source_table_filter's arguments,
+    named source_* as earlier scaffolds' tests named them (dbt takes `database` and `schema` of a test for
+    its config)."""
     arguments = {"source_database": None if table.database is None else dbt_yaml_text(table.database)}
     arguments["source_table"] = dbt_yaml_text(table.table)
     if table.source_format:
@@ -286,7 +288,7 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
-    history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: table_test_arguments(table)}}
+    history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: source_table_meta(table)}}
     current = model(
         f"{base}__current",
         f"The open version of every live key of {label}, typed: one row per chain_id. A view of {base}__history.",
