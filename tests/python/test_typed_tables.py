@@ -12,8 +12,8 @@ flag.
 Then two Canal JSON tables scaffolded by cdc-scaffold into a copy of the project, built, evolved by an
 ALTER TABLE and refreshed: one named in Chinese (database 商城, table 订单, Chinese column names), and
 shop.odd, whose columns have names any of MySQL, PostgreSQL, Oracle or SQL Server allow quoted (spaces,
-,;{}()=, quotes, a backtick, a dot, SQL comment and Jinja markers), one of them widened and two added by the
-DDL.
+,;{}()=, quotes, a backtick, a dot, SQL comment and Jinja markers, a leading #), one of them widened and four
+added by the DDL.
 """
 
 import json
@@ -339,12 +339,15 @@ ODD_COLUMNS = {
     "p.q": ("varchar(10)", 12),
     "{{ var('x') }}": ("varchar(10)", 12),
 }
-# After the DDL: `v -- c` widened to bigint, two columns added, one with a backtick.
+# After the DDL: `v -- c` widened to bigint, four columns added, one with a backtick, two starting with a #
+# (which dbt-spark's parsing of `describe` takes for a comment line).
 ODD_WIDER = {
     **ODD_COLUMNS,
     "v -- c": ("bigint(20)", -5),
     "new col;": ("varchar(10)", 12),
     "add`ed": ("varchar(10)", 12),
+    "#id": ("varchar(10)", 12),
+    "# note": ("varchar(10)", 12),
 }
 
 
@@ -362,7 +365,7 @@ ROW_1 = odd_row("1", "一", "10", "x1", "q1", "b1", "d1", "j1")
 ROW_1_UPDATED = odd_row("1", "一", "10", "x1", "q1", "b1-2", "d1", "j1")
 ROW_2 = odd_row("2", "二", "20", "x2", "q2", "b2", "d2", "j2")
 ROW_2_UPDATED = odd_row("2", "二 改", "20", "x2", "q2", "b2", "d2", "j2", None, "e2")
-ROW_3 = odd_row("3", "三", "9000000000", "x3", "q3", "b3", "d3", "j3", "n3", "e3")
+ROW_3 = odd_row("3", "三", "9000000000", "x3", "q3", "b3", "d3", "j3", "n3", "e3", "h3", "n#3")
 ODD_BATCHES = [
     [
         odd_message(11, 11, "INSERT", data=[ROW_1, ROW_2]),
@@ -373,7 +376,8 @@ ODD_BATCHES = [
             12,
             13,
             "ALTER",
-            sql="ALTER TABLE `odd` MODIFY `v -- c` bigint, ADD `new col;` varchar(10), ADD `add``ed` varchar(10)",
+            sql="ALTER TABLE `odd` MODIFY `v -- c` bigint, ADD `new col;` varchar(10), ADD `add``ed` varchar(10),"
+            " ADD `#id` varchar(10), ADD `# note` varchar(10)",
         ),
         odd_message(12, 14, "INSERT", data=[ROW_3], columns=ODD_WIDER),
         odd_message(12, 15, "UPDATE", data=[ROW_2_UPDATED], old=[{"列 名": "二", "add`ed": None}], columns=ODD_WIDER),
@@ -523,6 +527,8 @@ def test_columns_keep_any_name_the_source_allows_through_additions_and_widening(
             "{{ var('x') }}": "string",
             "new col;": "string",
             "add`ed": "string",
+            "#id": "string",
+            "# note": "string",
         }, model
     # The history as it was after the first batch's update (cdc_as_of).
     assert table["odd_as_of"] == [(1, "b1-2", 10), (2, "b2", 20)]
