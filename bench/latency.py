@@ -1,13 +1,16 @@
 """make bench-latency: produce-to-visible latency with the long-lived runner's loop against a real broker.
 
 A Kafka broker (KRaft, started from jars/kafka-broker on 127.0.0.1, as make test-kafka starts it) and a fresh
-warehouse under bench/work/ with the typed tables of bench.t00 (Huawei DRS JSON). For each configuration
-(events per second x source tables), a producer thread writes Canal and Huawei DRS JSON inserts, half each,
-at a steady rate for LATENCY_SECONDS (default 600), each message carrying its production time as its source
-commit time (`es`); meanwhile this process runs cdc-run's loop (availableNow ingest, then cdc-build's two
-parts) back to back, and once the window ends, until a run finds nothing left (every change produced in the
-window is measured). A change is visible in cdc_current when the change log part of the run that wrote it
-ends, and in the typed table when the typed part ends: its latency is that moment minus its production time.
+warehouse under bench/work/ where every source table the producers write is typed: the typed views of the
+400 tables bench.t00 to bench.t399 of both formats (800 typed tables), created, with their columns, by a
+first build after one change of each table (not measured). For each configuration (events per second x
+source tables), a producer thread writes Canal and Huawei DRS JSON inserts, half each, at a steady rate for
+LATENCY_SECONDS (default 600), each message carrying its production time as its source commit time (`es`);
+meanwhile this process runs cdc-run's loop (availableNow ingest, then cdc-build) back to back, and once the
+window ends, until a run finds nothing left (every change produced in the window is measured). A change is
+visible in cdc_current when the change log part of the run that wrote it ends, and in its typed view
+(bench.t00's changes of DRS JSON are measured) when the run's typed part ends: its latency is that moment
+minus its production time.
 
 Recorded under `latency` in bench/results/latest.json, per configuration: p50, p95 and max of both latencies,
 the runs, the events, the Kafka backlog after each run's ingest, and whether the backlog grows (the p95 of
@@ -34,7 +37,33 @@ from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, WORK_DIR, fresh_warehouse,
 
 RATES = (1000, 5000)
 TABLE_COUNTS = (20, 400)
+FORMATS = ("canal_json", "huawei_drs_json")
 COLUMNS = {"id": ("bigint", -5), "note": ("varchar(32)", 12)}
+
+
+def table_name(number: int) -> str:
+    return f"t{number:02d}"
+
+
+def type_every_table(spark) -> int:
+    """The typed views of every table the producers write, in both formats, and one change of each landed (on
+    topics of their own) so that the first build knows their columns; the number of typed tables."""
+    from cdc_lakehouse.landing import land
+    from cdc_lakehouse.scaffold import SourceTable, model_bases, plan_files, scaffolded_tables, write_files
+
+    tables = [
+        SourceTable(database="bench", table=table_name(number), source_format=source_format)
+        for number in range(max(TABLE_COUNTS))
+        for source_format in FORMATS
+    ]
+    write_files(plan_files(tables, model_bases(tables, scaffolded_tables(BENCH_PROJECT_DIR)), {}, BENCH_PROJECT_DIR))
+    produced_ms = int(time.time() * 1000)
+    for source_format in FORMATS:
+        changes = [
+            message(source_format, table_name(number), number, produced_ms) for number in range(max(TABLE_COUNTS))
+        ]
+        land(spark, source_format, f"warmup.{source_format}", 0, changes)
+    return len(tables)
 
 
 def message(source_format: str, table: str, key: int, produced_ms: int) -> bytes:
@@ -75,8 +104,8 @@ class SteadyProducer(threading.Thread):
             due = int((time.monotonic() - started) * self.rate)
             produced_ms = int(time.time() * 1000)
             while self.sent < due:
-                source_format = ("canal_json", "huawei_drs_json")[self.sent % 2]
-                table = f"t{self.sent // 2 % self.tables:02d}"
+                source_format = FORMATS[self.sent % 2]
+                table = table_name(self.sent // 2 % self.tables)
                 self.producer.produce(
                     self.topics[source_format], message(source_format, table, self.key, produced_ms), partition=0
                 )
@@ -227,10 +256,9 @@ def main() -> int:
     from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings())
-    project = DbtProject(
-        project_dir=BENCH_PROJECT_DIR, dbt_vars={"cdc_enabled_formats": ["canal_json", "huawei_drs_json"]}
-    )
-    # The first build of the empty warehouse (every table created) is not part of any measurement.
+    project = DbtProject(project_dir=BENCH_PROJECT_DIR, dbt_vars={"cdc_enabled_formats": list(FORMATS)})
+    typed_tables = type_every_table(spark)
+    # The first build (every table and typed view created) is not part of any measurement.
     print(f"bench-latency: first build: {scheduled_build(project, spark).summary()}", flush=True)
     latency, key = {}, 1
     (WORK_DIR / "kafka").mkdir()
@@ -244,9 +272,8 @@ def main() -> int:
                 created = admin.create_topics([NewTopic(f"{p}.{name}", 1, 1) for p in ("canal", "drs")])
                 for future in created.values():
                     future.result(30)
-                latency[f"{rate}_per_s_{tables}_tables"], key = measure(
-                    spark, project, broker, rate, tables, seconds, key
-                )
+                figures, key = measure(spark, project, broker, rate, tables, seconds, key)
+                latency[f"{rate}_per_s_{tables}_tables"] = {**figures, "typed_tables": typed_tables}
     record_results("latency", latency)
     chart(latency, RESULTS_DIR / "latency.png")
     print(
