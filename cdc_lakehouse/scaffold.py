@@ -6,7 +6,8 @@ models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (views over
 the typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter)
 and _<db>__<table>__models.yml (its columns). A file that exists and differs is reported and kept unless
 --force is given; --refresh updates the YAML's columns after schema changes, keeping what was edited in
-it (with --force too); --dry-run shows what would be written.
+it (with --force too), and writes again the SQL an earlier scaffold wrote for typed tables merged per batch;
+--dry-run shows what would be written.
 
 Names from message content never become bare identifiers or code: file and model names are ASCII
 ([a-z0-9_], other scripts transliterated, with a hash of the name), and names reach SQL and YAML only as
@@ -403,6 +404,11 @@ def scaffolded_tables(project_dir: Path) -> dict[str, str]:
     return scaffolded
 
 
+# What the SQL of an earlier scaffold's typed tables (merged per batch) holds and a view's never does: as a
+# view, its history would stamp every version with the batch the view was created in.
+EARLIER_TYPED_TABLE_SQL = "cdc_batch()"
+
+
 @dataclass(frozen=True)
 class PlannedFile:
     path: Path
@@ -430,6 +436,8 @@ def plan_files(
             elif refresh and file_name.endswith(".yml"):
                 content = refreshed_yaml(existing, content)
                 status = "unchanged" if content == existing else "refreshed"
+            elif refresh and EARLIER_TYPED_TABLE_SQL in existing:
+                status = "refreshed"
             elif existing == content:
                 status = "unchanged"
             else:
@@ -540,7 +548,9 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="overwrite existing files (with --refresh, the YAML is refreshed)"
     )
     parser.add_argument(
-        "--refresh", action="store_true", help="update the YAML columns of existing tables, keeping edits"
+        "--refresh",
+        action="store_true",
+        help="update the YAML columns of existing tables, keeping edits; rewrite earlier typed-table SQL",
     )
     parser.add_argument("--dry-run", action="store_true", help="show what would be written, write nothing")
     return parser

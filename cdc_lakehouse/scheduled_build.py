@@ -24,7 +24,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,8 +42,8 @@ TYPED_TABLES = "scheduled_typed_tables"
 BATCH_TABLES = "cdc_batch_tables"
 TABLE_COLUMNS = "cdc_table_columns"
 # The nodes the scheduled runs built outside the batch (parts 2 and 3), each with the batch it is built
-# through: a typed view, the batch it was created in; an analyst's node, the oldest batch its pipeline inputs
-# had finished or changed in.
+# through: a typed view, the batch it was created in; an analyst's node, the newest batch its pipeline inputs
+# had finished or changed in when it was built.
 BUILDS = "cdc_downstream_builds"
 PASSED = ("success", "pass", "warn")
 
@@ -371,23 +371,30 @@ def pipeline_inputs(manifest, unique_id: str, pipeline: set[str], typed: set[str
 
 
 def downstream_plan(
-    manifest, analysts: set[str], pipeline: set[str], changed: dict[str, int], built: dict[str, int]
+    manifest,
+    analysts: set[str],
+    pipeline: set[str],
+    changed: dict[str, int],
+    built: dict[str, int],
+    created: Collection[str] = (),
 ) -> tuple[set[str], dict[str, int]]:
-    """Part 3 (see the module's doc): the analysts' nodes to build, each with the oldest batch its pipeline
-    inputs changed in (what it is built through). `changed`: each pipeline table's newest batch, the one an
-    incremental model last finished, or for a typed view the newest that wrote versions of its source table or
-    created it. A node is due when the scheduled runs never built it, or when one of its pipeline inputs
-    changed in a batch after the one it was built through; what is built on a due node is due with it. A node
-    over no pipeline table (only seeds, or nothing the pipeline writes) is never in the run."""
+    """Part 3 (see the module's doc): the analysts' nodes to build, each with the newest batch its pipeline
+    inputs changed in (what it is built through: every change up to it is in its inputs). `changed`: each
+    pipeline table's newest batch, the one an incremental model last finished, or for a typed view the newest
+    that wrote versions of its source table or created it. A node is due when the scheduled runs never built
+    it, when one of its pipeline inputs changed in a batch after the one it was built through, or when one is
+    a typed view this run `created` (again: its columns may differ, whatever the batch); what is built on a
+    due node is due with it. A node over no pipeline table (only seeds, or nothing the pipeline writes) is
+    never in the run."""
     typed = set(typed_source_tables(manifest, pipeline))
     inputs = {node: pipeline_inputs(manifest, node, pipeline, typed) for node in analysts}
-    through = {
-        node: min((changed.get(table, -1) for table in tables), default=-1) for node, tables in inputs.items() if tables
-    }
+    through = {node: max(changed.get(table, -1) for table in tables) for node, tables in inputs.items() if tables}
     due = [
         node
         for node in through
-        if node not in built or any(changed.get(table, -1) > built[node] for table in inputs[node])
+        if node not in built
+        or not inputs[node].isdisjoint(created)
+        or any(changed.get(table, -1) > built[node] for table in inputs[node])
     ]
     buildable = {
         node
@@ -480,6 +487,7 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     earliest = min((built.get(root, -1) for root in roots), default=-1)
     to_build = typed_nodes_to_build(manifest, pipeline, built, retyped_tables(spark, schema, earliest))
     outcome.typed_tables_built = len(set(roots) & to_build)
+    created: set[str] = set()
     if to_build:
         started = time.monotonic()
         result = project.invoke("build", *typed_selection_arguments(manifest, to_build, pipeline - change_log))
@@ -509,12 +517,16 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         )
         for unique_id, source_table in typed_tables.items()
     }
+    # The incremental models' batches; a typed view's name in the run log is the table it replaced (an
+    # earlier scaffold's), whose last batch says nothing of the view.
     changed |= {
         unique_id: run_log.finished[manifest.nodes[unique_id].name]
         for unique_id in pipeline
-        if unique_id.startswith("model.") and manifest.nodes[unique_id].name in run_log.finished
+        if unique_id.startswith("model.")
+        and manifest.nodes[unique_id].config.materialized == "incremental"
+        and manifest.nodes[unique_id].name in run_log.finished
     }
-    build_downstream(project, spark, manifest, schema, analysts, pipeline, changed, built, outcome)
+    build_downstream(project, spark, manifest, schema, analysts, pipeline, changed, built, created, outcome)
     return outcome
 
 
@@ -527,12 +539,13 @@ def build_downstream(
     pipeline: set[str],
     changed: dict[str, int],
     built: dict[str, int],
+    created: set[str],
     outcome: BuildOutcome,
 ) -> None:
     """Part 3 (see the module's doc): its failures are the run's downstream failures, not the pipeline's."""
     if not analysts:
         return
-    to_build, through = downstream_plan(manifest, analysts, pipeline, changed, built)
+    to_build, through = downstream_plan(manifest, analysts, pipeline, changed, built, created)
     if not to_build:
         return
     started = time.monotonic()

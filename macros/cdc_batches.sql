@@ -192,6 +192,13 @@
             'nothing_to_read': false
         }) -}}
     {%- endif -%}
+    {%- if 'cdc_typed_table' in model.tags -%}
+        {#- An earlier scaffold's typed history, now a view: its cdc_batch_id would be this batch's, not its rows'. -#}
+        {{- exceptions.raise_compiler_error(
+            model.original_file_path ~ ' was written by an earlier cdc-scaffold for typed tables merged per batch;'
+            ~ ' typed tables are views now: `cdc-scaffold --refresh` writes it again'
+        ) -}}
+    {%- endif -%}
     {%- set state = cdc_run_state() -%}
     {%- set finished = state.models.get(model.name) if is_incremental() else none -%}
     {{- return({

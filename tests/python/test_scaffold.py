@@ -189,6 +189,38 @@ def test_refresh_drops_an_earlier_scaffolds_tests_and_keeps_edited_ones():
     assert current["data_tests"] == [edited_not_null]
 
 
+# The history SQL the scaffolds of typed tables merged per batch wrote for shop.orders (its metadata columns
+# shortened): as a view it would stamp every version with the batch the view was created in.
+EARLIER_HISTORY_SQL = """\
+-- Written by cdc-scaffold: every version of the source table, one typed column per source column,
+-- merged by scd_id from the versions cdc_history wrote in the batches this model has not read.
+{{ config(unique_key='scd_id', enabled=cdc_format_enabled('canal_json')) }}
+{%- set batch = cdc_batch() %}
+select
+    versions.pk,
+    {{ cdc_batch_id(batch) }} as cdc_batch_id
+    {{- cdc_typed_columns('versions', "shop", "orders", source_format="canal_json") }}
+from {{ ref('cdc_history') }} as versions
+where
+    {{ cdc_source_table_filter('versions', "shop", "orders", source_format="canal_json") }}
+    and {{ cdc_in_batch(batch, 'versions.cdc_batch_id') }}
+"""
+
+
+def test_refresh_writes_an_earlier_scaffolds_typed_table_sql_again(tmp_path):
+    table = SourceTable("shop", "orders", source_format="canal_json")
+    bases = ["shop__orders"]
+    write_files(plan_files([table], bases, {}, tmp_path))
+    history = tmp_path / "models" / "tables" / "shop__orders__history.sql"
+    history.write_text(EARLIER_HISTORY_SQL)
+    assert [file.status for file in plan_files([table], bases, {}, tmp_path)] == ["kept", "unchanged", "unchanged"]
+    refreshed = plan_files([table], bases, {}, tmp_path, refresh=True)
+    assert [file.status for file in refreshed] == ["refreshed", "unchanged", "unchanged"]
+    write_files(refreshed)
+    assert "cdc_batch()" not in history.read_text()
+    assert "versions.cdc_batch_id" in history.read_text()
+
+
 def test_existing_files_are_reported_and_kept_unless_forced(tmp_path):
     table = SourceTable("shop", "orders", source_format="canal_json")
     columns = {table: [SourceColumn("id", "int", "int")]}

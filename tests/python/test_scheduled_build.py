@@ -2,9 +2,12 @@
 a source table only when they are new or the table's columns were added or retyped; a table's new versions
 reach its views without creating them again (README, "The scheduled run").
 
-Three Canal tables (shop.a, shop.b, shop.c) have typed views, a fourth (shop.d) has none. Each scenario lands
-Canal messages and runs cdc_lakehouse.scheduled_build in this process; which models finished which batch is
-read from the run log, what the views hold from them. Expected rows are written by hand from the messages.
+Three Canal tables (shop.a, shop.b, shop.c) have typed views, a fourth (shop.d) has none; an analyst's table
+(`a_and_b`) reads the current views of shop.a and shop.b. Each scenario lands Canal messages and runs
+cdc_lakehouse.scheduled_build in this process; which models finished which batch is read from the run log,
+what the views and the analyst's table hold from them. The run log also holds, as an upgraded warehouse's
+does, a batch that shop__a__current finished when typed tables were tables. Expected rows are written by
+hand from the messages.
 """
 
 import json
@@ -22,6 +25,19 @@ ONLY_CANAL = {"cdc_enabled_formats": ["canal_json"]}
 TYPED_BASES = ("shop__a", "shop__b", "shop__c")
 T0_MS = int(datetime(2026, 5, 1, 8, 0, 0).timestamp() * 1000)
 COLUMNS = {"id": ("int(11)", 4), "v": ("varchar(16)", 12)}
+# The SQL of an earlier scaffold's typed history (merged per batch), shortened.
+EARLIER_HISTORY_SQL = """\
+{{ config(unique_key='scd_id', enabled=cdc_format_enabled('canal_json')) }}
+{%- set batch = cdc_batch() %}
+select versions.pk, {{ cdc_batch_id(batch) }} as cdc_batch_id
+from {{ ref('cdc_history') }} as versions
+where {{ cdc_in_batch(batch, 'versions.cdc_batch_id') }}
+"""
+ANALYSTS_TABLE = """{{ config(materialized='table') }}
+select 'a' as source_table, id, v from {{ ref('shop__a__current') }}
+union all
+select 'b' as source_table, id, v from {{ ref('shop__b__current') }}
+"""
 
 
 def canal(
@@ -67,6 +83,8 @@ class Deployment:
             table = SourceTable(database="shop", table=base.split("__")[1], source_format="canal_json")
             for name, content in scaffold_files(table, base).items():
                 (tables / name).write_text(content)
+        (self.root / "models" / "analysts").mkdir()
+        (self.root / "models" / "analysts" / "a_and_b.sql").write_text(ANALYSTS_TABLE)
         self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL)
 
     def land(self, *messages: bytes) -> None:
@@ -87,6 +105,9 @@ class Deployment:
 
     def newest_batch(self) -> int:
         return self.spark.sql(f"select max(batch_id) as b from {SCHEMA}.cdc_batches").collect()[0].b
+
+    def analysts_rows(self) -> list[tuple]:
+        return sorted(map(tuple, self.spark.table(f"{SCHEMA}.a_and_b").collect()))
 
     def current(self, base: str, *columns: str) -> list[tuple]:
         rows = self.spark.table(f"{SCHEMA}.{base}__current").select("id", "v", *columns, "op").collect()
@@ -116,6 +137,9 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["first"] = deployment.build()
         seen["first_batch"] = deployment.newest_batch()
         seen["first_finished"] = deployment.finished_in(seen["first_batch"])
+        seen["analysts_after_first"] = deployment.analysts_rows()
+        # What an upgraded warehouse's run log holds: the batch the typed table shop__a__current last merged.
+        spark.sql(f"insert into {SCHEMA}.cdc_batch_models values ('shop__a__current', {seen['first_batch']}, now())")
 
         # 2: shop.b changes, and shop.d, which has no typed table.
         deployment.land(
@@ -127,6 +151,7 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["second_batch"] = deployment.newest_batch()
         seen["second_finished"] = deployment.finished_in(seen["second_batch"])
         seen["current_after_second"] = {base: deployment.current(base) for base in TYPED_BASES}
+        seen["analysts_after_second"] = deployment.analysts_rows()
 
         # 3: nothing landed.
         seen["idle"] = deployment.build()
@@ -136,8 +161,19 @@ def runs(spark, tmp_path_factory) -> dict:
         wider = {**COLUMNS, "w": ("varchar(8)", 12)}
         deployment.land(canal(4, "c", "UPDATE", [{"id": "1", "v": "c1x", "w": "w1"}], old=[{"v": "c1"}], columns=wider))
         seen["widened"] = deployment.build()
+        seen["widened_batch"] = deployment.newest_batch()
         seen["current"] = {base: deployment.current(base) for base in TYPED_BASES}
         seen["current_c"] = deployment.current("shop__c", "w")
+
+        # 5: shop.a changes, for the first time since the first run.
+        deployment.land(canal(5, "a", "UPDATE", [{"id": "1", "v": "a1x"}], old=[{"v": "a1"}]))
+        seen["a_changed"] = deployment.build()
+        seen["analysts_after_a_changed"] = deployment.analysts_rows()
+        seen["deployment"] = deployment
+
+        # 6: shop.a's history as an earlier scaffold wrote it for a typed table merged per batch.
+        (deployment.root / "models" / "tables" / "shop__a__history.sql").write_text(EARLIER_HISTORY_SQL)
+        seen["earlier_sql"] = deployment.project.invoke("run", "--select", "shop__a__history")
         yield seen
     finally:
         spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
@@ -202,6 +238,48 @@ def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
     assert runs["idle_batch"] == runs["second_batch"]
     assert idle.summary().endswith("change log: nothing new; typed views of 3 tables as they were")
     assert not idle.report()["results"]
+
+
+def test_the_analysts_table_is_built_when_one_of_its_views_changed_and_only_then(runs):
+    # Built by the first run, then by each run in which shop.a or shop.b had versions: not by the idle run, nor
+    # by the run of shop.c, whatever batch each of its two views last changed in.
+    built = {
+        name: "model.cdc_lakehouse.a_and_b" in {r["unique_id"] for r in runs[name].report()["results"]}
+        for name in ("first", "second", "idle", "widened", "a_changed")
+    }
+    assert built == {"first": True, "second": True, "idle": False, "widened": False, "a_changed": True}
+    assert runs["analysts_after_first"] == [("a", 1, "a1"), ("b", 1, "b1"), ("b", 2, "b2")]
+    assert runs["analysts_after_second"] == [("a", 1, "a1"), ("b", 2, "b2x")]
+    # The run log's batch of the former table shop__a__current does not hide the view's change.
+    assert runs["analysts_after_a_changed"] == [("a", 1, "a1x"), ("b", 2, "b2x")]
+
+
+def test_a_view_created_again_makes_its_analysts_due_whatever_the_batch(runs):
+    from cdc_lakehouse.scheduled_build import downstream_plan, pipeline_nodes
+
+    project = runs["deployment"].project
+    manifest = project.manifest()
+    scheduled = set(project.selected("scheduled"))
+    pipeline = pipeline_nodes(manifest, scheduled)
+    analysts = scheduled - pipeline
+    view, table = (f"model.cdc_lakehouse.{name}" for name in ("shop__a__current", "a_and_b"))
+    # A view created in a run that opened no batch (its creation had failed in the batch's run): recorded in
+    # the batch the analyst's table was already built through.
+    batch = runs["widened_batch"]
+    changed = dict.fromkeys((view, "model.cdc_lakehouse.shop__b__current"), batch)
+    assert downstream_plan(manifest, analysts, pipeline, changed, {table: batch})[0] == set()
+    assert downstream_plan(manifest, analysts, pipeline, changed, {table: batch}, created={view}) == (
+        {table},
+        {table: batch},
+    )
+
+
+def test_an_earlier_scaffolds_typed_table_sql_fails_naming_its_file_and_the_fix(runs):
+    result = runs["earlier_sql"]
+    assert not result.success
+    (failed,) = [r for r in result.result.results if str(r.status) == "error"]
+    assert "models/tables/shop__a__history.sql was written by an earlier cdc-scaffold" in failed.message
+    assert "cdc-scaffold --refresh" in failed.message
 
 
 def test_a_column_added_creates_its_tables_views_again(runs):
