@@ -51,37 +51,54 @@
     {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
     {%- set state = cdc_read_run_log(exists=true) -%}
     {%- set landing = cdc_landing_schema() ~ '.cdc_raw' -%}
-    {%- set landing_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {%- set newest_version = run_query('describe history ' ~ landing ~ ' limit 1').columns['version'].values()[0] -%}
+    {%- set batch = cdc_landed_batch(landing, state.landing_version, newest_version) -%}
     {%- do state.update({
         'invocation_id': invocation_id,
         'opened': true,
         'batch_id': state.batch_id + 1,
-        'landing_version': landing_version,
+        'landing_version': batch.landing_version,
         'previous_landing_version': state.landing_version,
-        'formats_landed': cdc_formats_landed_between(landing, state.landing_version, landing_version)
+        'formats_landed': batch.formats
     }) -%}
     {%- do run_query(
         'insert into ' ~ log ~ '.cdc_batches values ('
-        ~ state.batch_id ~ ', ' ~ landing_version ~ ', current_timestamp())'
+        ~ state.batch_id ~ ', ' ~ batch.landing_version ~ ', current_timestamp())'
     ) -%}
     {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
 {% endmacro %}
 
 
 {#
-    The formats of the messages landed in the commits after one landing version up to another (this batch's
-    commits), or none when there are no such commits or that is not known cheaply: no batch before this one,
-    or a landing table whose versions went back (replaced: the models stop, cdc_landed_rows).
+    What the batch after one landing version reads: the landing commits up to the newest, or, when they hold more
+    than var cdc_max_batch_messages, those up to the last that keeps the batch within it (at least one commit:
+    a larger commit is a batch of its own); the rest are the next batches'. {landing_version, formats: those
+    of its messages}. The batch's joins broadcast its keys, so its size, not the backlog's, sets the driver's
+    memory. A first batch (no batch before it) reads everything, with formats none; so does a landing table
+    whose versions went back (replaced: the models stop, cdc_landed_rows).
 #}
-{% macro cdc_formats_landed_between(landing, after_version, up_to_version) %}
-    {%- if after_version is none or up_to_version <= after_version -%}
-        {{- return(none) -}}
+{% macro cdc_landed_batch(landing, after_version, newest_version) %}
+    {%- if after_version is none or newest_version <= after_version -%}
+        {{- return({'landing_version': newest_version, 'formats': none}) -}}
     {%- endif -%}
-    {%- set landed = run_query(
-        "select distinct source_format from table_changes('" ~ landing ~ "', " ~ (after_version + 1) ~ ', '
-        ~ up_to_version ~ ") where _change_type = 'insert'"
-    ) -%}
-    {{- return(landed.columns[0].values() | list) -}}
+    {%- set commits = run_query(
+        'select _commit_version, source_format, count(*) from table_changes('
+        ~ cdc_sql_string(landing) ~ ', ' ~ (after_version + 1) ~ ', ' ~ newest_version ~ ')'
+        ~ " where _change_type = 'insert' group by _commit_version, source_format order by _commit_version"
+    ).rows -%}
+    {%- set batch = namespace(messages=0, landing_version=newest_version, formats=[], full=false) -%}
+    {%- for version in commits | map(attribute=0) | unique | list if not batch.full -%}
+        {%- set rows = commits | selectattr(0, 'equalto', version) | list -%}
+        {%- set messages = rows | map(attribute=2) | map('int') | sum -%}
+        {%- if batch.messages > 0 and batch.messages + messages > var('cdc_max_batch_messages') -%}
+            {%- set batch.landing_version = version | int - 1 -%}
+            {%- set batch.full = true -%}
+        {%- else -%}
+            {%- set batch.messages = batch.messages + messages -%}
+            {%- set batch.formats = batch.formats + (rows | map(attribute=1) | list) -%}
+        {%- endif -%}
+    {%- endfor -%}
+    {{- return({'landing_version': batch.landing_version, 'formats': batch.formats | unique | list}) -}}
 {% endmacro %}
 
 

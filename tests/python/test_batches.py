@@ -20,7 +20,10 @@ A run of a warehouse (schema cdc_batches_test) after each of these, with Canal a
    no batch in the log stops with a message naming it, and after a Delta RESTORE of the run log a run
    succeeds on the same tables;
 10. a full refresh of every model, then another that crashes before the run's end records its batch: the
-   next run rebuilds every table as the first refresh left it.
+   next run rebuilds every table as the first refresh left it;
+11. with batches of at most two messages (var cdc_max_batch_messages), three commits land: an insert of key
+   4, its update, then three inserts (keys 5 to 7) in one commit: a run reads the first two commits, the next
+   the third (a commit larger than a batch is a batch of its own), the next nothing.
 After the crash and rerun, every table holds each landed message's rows once. Expected versions and counts are
 written by hand from Canal's documented fields (es: the source commit time).
 """
@@ -294,6 +297,34 @@ def runs(spark, tmp_path_factory) -> dict:
     spark.sql(f"delete from {SCHEMA}.cdc_batch_models where batch_id = {crashed_batch} and finished_at is not null")
     run()
     states["after_crashed_full_refresh"] = {table: table_rows(spark, table) for table in TABLES}
+
+    def bounded_run() -> list[tuple]:
+        """A run of batches of at most two messages; the batch of each of the test's Canal events so far."""
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("CDC_SCHEMA", SCHEMA)
+            bounded = {**ENABLED, "cdc_max_batch_messages": 2}
+            dbt_in_process(spark, work_dir, "run", "--select", *MODELS, dbt_vars=bounded)
+        events = spark.sql(
+            f"""
+            select kafka_offset, op, cdc_batch_id - (select max(batch_id) from {SCHEMA}.cdc_batches) as batch
+            from {SCHEMA}.cdc_events
+            where source_name = '{CANAL_TOPIC}' and kafka_offset >= 5
+            order by kafka_offset
+            """
+        ).collect()
+        return [tuple(row) for row in events]
+
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(6, "INSERT", 7, {"id": "4", "note": "a"})])
+    land(spark, "canal_json", CANAL_TOPIC, 0, [row_change(7, "UPDATE", 8, {"id": "4", "note": "b"}, {"note": "a"})])
+    land(
+        spark,
+        "canal_json",
+        CANAL_TOPIC,
+        0,
+        [row_change(8 + key, "INSERT", 9, {"id": str(key), "note": "c"}) for key in (5, 6, 7)],
+    )
+    states["bounded_runs"] = [bounded_run() for _ in range(3)]
+    states["bounded_history"] = versions(spark)
     yield states
     spark.sql(f"DELETE FROM {LANDING_TABLE}")
 
@@ -401,3 +432,19 @@ def test_a_run_after_a_crashed_full_refresh_rebuilds_every_table(runs):
     # The crashed refresh's rows are of a batch no model finished: not a batch to resume from the last one.
     assert all(runs["full_refresh"][table] for table in ("stg_canal_json__messages", "cdc_events", "cdc_history"))
     assert runs["after_crashed_full_refresh"] == runs["full_refresh"]
+
+
+def test_a_backlog_is_read_in_batches_of_the_largest_size(runs):
+    """Offsets 5 to 9 (after the Canal messages of steps 1 to 6); each row's batch relative to the newest batch
+    after that run."""
+    first, second, third = runs["bounded_runs"]
+    assert first == [(5, "c", 0), (6, "u", 0)]
+    assert second == [(5, "c", -1), (6, "u", -1), (7, "c", 0), (8, "c", 0), (9, "c", 0)]
+    assert third == [(5, "c", -2), (6, "u", -2), (7, "c", -1), (8, "c", -1), (9, "c", -1)]
+    assert [version[2:] for version in runs["bounded_history"] if version[3] in ("a", "b", "c")] == [
+        ("c", "a", False, False),
+        ("u", "b", True, False),
+        ("c", "c", True, False),
+        ("c", "c", True, False),
+        ("c", "c", True, False),
+    ]
