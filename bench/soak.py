@@ -40,9 +40,12 @@ EARLY_RUNS = range(5, 16)  # runs 5-15: after the first builds, before anything 
 
 
 def maintain(warehouse: Warehouse, name: str) -> float:
-    """The operation cdc-maintain runs, in this process, with every retention past."""
-    operation = ["run-operation", "cdc_maintain", "--args", json.dumps({"retain_hours": 0, "keep_days": 0})]
+    """The operations cdc-maintain runs, in this process, with every retention past."""
     started = time.perf_counter()
+    warehouse.dbt(
+        name, ["run-operation", "cdc_expire_landing", "--args", json.dumps({"keep_days": 0})], run_results=False
+    )
+    operation = ["run-operation", "cdc_maintain", "--args", json.dumps({"retain_hours": 0, "keep_days": 0})]
     warehouse.dbt(name, operation, run_results=False)
     return time.perf_counter() - started
 

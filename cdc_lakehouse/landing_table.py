@@ -7,6 +7,8 @@ from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 
+from cdc_lakehouse.schema_lease import schema_lease
+
 # The process's environment names it, as it does for dbt (macro cdc_landing_schema): one landing per
 # deployment, read once when the command starts.
 LANDING_SCHEMA = os.environ.get("CDC_LANDING_SCHEMA") or "landing"
@@ -91,9 +93,12 @@ def land_new_messages(messages: DataFrame) -> int:
     # and fails the other when it added files the other read. Landing again skips what the first landed.
     # Delta's Python conflict classes (ConcurrentAppendException, …) do not derive from one base: all of them.
     conflicts = tuple(getattr(delta_exceptions, name) for name in delta_exceptions.__all__)
-    for _ in range(LANDING_ATTEMPTS - 1):
-        try:
-            return int(merge.execute().first()["num_inserted_rows"])
-        except conflicts as exc:
-            print(f"cdc: {LANDING_TABLE} changed under this MERGE ({type(exc).__name__}): again", file=sys.stderr)
-    return int(merge.execute().first()["num_inserted_rows"])
+    # Landing retention (cdc-maintain) holds the landing schema's lease while it deletes: a commit here
+    # during its read would fail it, so each commit waits for it (a no-op without a shared metastore).
+    with schema_lease(spark, LANDING_SCHEMA):
+        for _ in range(LANDING_ATTEMPTS - 1):
+            try:
+                return int(merge.execute().first()["num_inserted_rows"])
+            except conflicts as exc:
+                print(f"cdc: {LANDING_TABLE} changed under this MERGE ({type(exc).__name__}): again", file=sys.stderr)
+        return int(merge.execute().first()["num_inserted_rows"])

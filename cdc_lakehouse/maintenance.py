@@ -1,9 +1,12 @@
 """cdc-maintain: table maintenance between scheduled runs (README, "Operating it").
 
-Runs the project's `dbt run-operation cdc_maintain` in this process: landing retention (messages older than
---keep-days that every model has read), the run log's old batches, then OPTIMIZE and VACUUM (keeping
---retain-hours of removed files, the time-travel window) of every table the project writes and of landing,
-whose files of commits some model has not read are kept whatever their age. Run it when no build runs.
+Runs two of the project's operations in this process: `dbt run-operation cdc_expire_landing` (landing
+retention: messages older than --keep-days that every model has read), holding the landing schema's lease,
+which every landing commit takes, so that an ingest beside waits for it instead of failing it; then
+`dbt run-operation cdc_maintain`: the run log's old batches, then OPTIMIZE and VACUUM (keeping --retain-hours
+of removed files, the time-travel window) of every table the project writes and of landing, whose files of
+commits some model has not read are kept whatever their age. Each operation holds the target schema's lease
+(a scheduled run waits for it) on a shared metastore.
 """
 
 import argparse
@@ -42,24 +45,31 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cdc_lakehouse.scheduled_build import BuildArgumentError, parse_vars
+
     try:
         args = _parser().parse_args(argv)
-    except MaintenanceError as exc:
+        dbt_vars = parse_vars(args.vars)
+    except (MaintenanceError, BuildArgumentError) as exc:
         print(f"cdc-maintain: error: {exc}", file=sys.stderr)
         return 2
-    from dbt.cli.main import dbtRunner
+    from cdc_lakehouse.dbt_project import DbtCommandError, DbtProject
+    from cdc_lakehouse.landing_table import LANDING_SCHEMA
+    from cdc_lakehouse.schema_lease import SchemaHeld, schema_lease
+    from cdc_lakehouse.session import open_session
 
-    from cdc_lakehouse.dbt_project import resolve_profiles_dir, resolve_project_dir
+    project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
 
-    project_dir = resolve_project_dir(args.project_dir)
-    operation_args = json.dumps({"retain_hours": args.retain_hours, "keep_days": args.keep_days})
-    command = ["run-operation", "cdc_maintain", "--args", operation_args, "--project-dir", str(project_dir)]
-    command += ["--profiles-dir", str(resolve_profiles_dir(project_dir))]
-    command += ["--target", args.target] if args.target else []
-    command += ["--vars", args.vars] if args.vars else []
-    result = dbtRunner().invoke(command)
-    if not result.success:
-        print(f"cdc-maintain: error: {result.exception or 'dbt run-operation cdc_maintain failed'}", file=sys.stderr)
+    def operation(macro: str, arguments: dict) -> None:
+        project.run_checked(["run-operation", macro, "--args", json.dumps(arguments)])
+
+    spark = open_session(project.spark_settings())
+    try:
+        with schema_lease(spark, dbt_vars.get("landing_schema", LANDING_SCHEMA)):
+            operation("cdc_expire_landing", {"keep_days": args.keep_days})
+        operation("cdc_maintain", {"retain_hours": args.retain_hours, "keep_days": args.keep_days})
+    except (DbtCommandError, SchemaHeld) as exc:
+        print(f"cdc-maintain: error: {exc}", file=sys.stderr)
         return 1
     return 0
 

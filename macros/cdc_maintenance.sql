@@ -1,32 +1,42 @@
 {#
     Table maintenance (README, "Operating it"): `cdc-maintain` (`make maintain`, a daily task of both
-    orchestrators) runs `dbt run-operation cdc_maintain`. Between runs, never beside one:
-    1. landing retention: landed messages ingested more than keep_days ago that every model reading landing
-       has finished (landed in a commit up to the oldest landing version those models finished) are deleted,
-       and the landing table records, per format, before when it removed messages
+    orchestrators) runs `dbt run-operation cdc_expire_landing`, then `dbt run-operation cdc_maintain`.
+    Between scheduled runs, never beside one (the schema's lease keeps them apart on a shared metastore), and
+    beside ingest, which goes on landing:
+    1. landing retention (cdc_expire_landing): landed messages ingested more than keep_days ago that every
+       model reading landing has finished (landed in a commit up to the oldest landing version those models
+       finished) are deleted, and the landing table records, per format, before when it removed messages
        (cdc_landing_retention_marks), so that a model that would read all of landing again refuses;
-       messages of formats this deployment does not read stay;
+       messages of formats this deployment does not read stay. cdc-maintain holds the landing schema's lease
+       meanwhile, which every landing commit takes (cdc_lakehouse/landing_table.py): Delta would fail this
+       read-and-delete if an ingest committed during it;
     2. the run log keeps keep_days of batches, and whatever the runs still read (each model's last finished
        batch, the two newest batches);
     3. every table the pipeline writes (its models and snapshot, the seeds, the run log) and landing are compacted
        (OPTIMIZE) and vacuumed: files no longer in the table and older than retain_hours go (the time-travel
-       window), and for landing never a file of a commit some model has not read yet. A table younger than
+       window), and for landing never a file of a commit some model has not read yet, nor one younger than
+       an hour (an ingest beside writes its files before it commits them). A table younger than
        that window has no such file: it is not vacuumed (cdc_younger_than_retention). A model configured
        `cluster_by` (cdc_history: the typed views read one source table each) is made a Delta clustered
        table first, so its OPTIMIZE clusters what the runs wrote since the last one.
 #}
+{% macro cdc_expire_landing(keep_days=30) %}
+    {%- set versions = cdc_landing_finished_versions(cdc_read_run_log()) -%}
+    {%- set finished_by_some = versions | reject('none') | list -%}
+    {#- Retention needs every model's batch; a model that finished none reads landing's current files. -#}
+    {%- set finished_by_all = finished_by_some | min if versions and finished_by_some == versions else none -%}
+    {%- do cdc_expire_landed_messages(cdc_landing_schema() ~ '.cdc_raw', finished_by_all, keep_days) -%}
+{% endmacro %}
+
+
 {% macro cdc_maintain(retain_hours=168, keep_days=30) %}
     {%- if retain_hours < 168 -%}
-        {#- Delta refuses a retention under its own default unless told: only one writer runs at a time here. -#}
+        {#- Delta refuses a retention under its own default unless told: the tables' writers are kept apart. -#}
         {%- do run_query('set spark.databricks.delta.retentionDurationCheck.enabled = false') -%}
     {%- endif -%}
     {%- set landing = cdc_landing_schema() ~ '.cdc_raw' -%}
     {%- set state = cdc_read_run_log() -%}
-    {%- set versions = cdc_landing_finished_versions(state) -%}
-    {%- set finished_by_some = versions | reject('none') | list -%}
-    {#- Retention needs every model's batch; a model that finished none reads landing's current files. -#}
-    {%- set finished_by_all = finished_by_some | min if versions and finished_by_some == versions else none -%}
-    {%- do cdc_expire_landed_messages(landing, finished_by_all, keep_days) -%}
+    {%- set finished_by_some = cdc_landing_finished_versions(state) | reject('none') | list -%}
     {#- After the expiry: its own commit is one the models have yet to read (through its change files). -#}
     {%- set unread_since = cdc_oldest_unread_landing_commit(
         landing, finished_by_some | min if finished_by_some else none
@@ -36,14 +46,14 @@
     {%- for relation in cdc_maintained_tables() -%}
         {%- do cdc_compact_and_vacuum(relation, retain_hours) -%}
     {%- endfor -%}
-    {#- Landing keeps every file a model has yet to read, however old. -#}
-    {%- set landing_hours = retain_hours -%}
+    {#- Landing keeps every file a model has yet to read, however old, and an hour of any other. -#}
+    {%- set landing_hours = [retain_hours, 1] | max -%}
     {%- if unread_since is not none -%}
         {%- set unread_hours = run_query(
             "select ceil((unix_seconds(current_timestamp()) - unix_seconds(timestamp'" ~ unread_since
             ~ "')) / 3600) + 1 as hours"
         ).rows[0]['hours'] | int -%}
-        {%- set landing_hours = [retain_hours, unread_hours] | max -%}
+        {%- set landing_hours = [landing_hours, unread_hours] | max -%}
     {%- endif -%}
     {%- do cdc_compact_and_vacuum(landing, landing_hours) -%}
 {% endmacro %}

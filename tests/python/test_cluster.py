@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -162,9 +163,9 @@ LIVE_TOPIC = "drs.live"
 LIVE_RULES = f"topics: [{{topic: {LIVE_TOPIC}, format: huawei_drs_json}}]\n"
 
 
-def live_orders(first: int, count: int) -> list[tuple]:
-    """DRS JSON inserts of orders first.. over the live topic's two partitions."""
-    return [(LIVE_TOPIC, number % 2, drs_insert(number, str(number))) for number in range(first, first + count)]
+def live_orders(first: int, count: int, topic: str = LIVE_TOPIC) -> list[tuple]:
+    """DRS JSON inserts of orders first.. over the topic's two partitions."""
+    return [(topic, number % 2, drs_insert(number, str(number))) for number in range(first, first + count)]
 
 
 def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_land_write_landing(
@@ -250,3 +251,66 @@ def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_l
     accounted = [read_table(spark, shared, table).select(*keys) for table in ACCOUNTED_IN]
     landed = spark.read.format("delta").load(shared.table_path("landing", "cdc_raw")).select(*keys)
     assert landed.subtract(functools.reduce(DataFrame.union, accounted)).count() == 0
+
+
+MAINTAINED_TOPIC = "drs.maintained"
+
+
+def test_maintenance_beside_a_running_ingest_lands_every_message_once_and_loses_none(
+    spark, tmp_path, postgres, hdfs, broker
+):
+    shared = shared_warehouse(
+        tmp_path / "shared", postgres, hdfs, "maintained_beside_ingest", CDC_ENABLED_FORMATS="huawei_drs_json"
+    )
+    create_topics(broker, {MAINTAINED_TOPIC: 2})
+    produce(broker, live_orders(1, 100, MAINTAINED_TOPIC))
+    rules = f"topics: [{{topic: {MAINTAINED_TOPIC}, format: huawei_drs_json}}]\n"
+    ingest = Ingest(shared, broker, "maintained", rules).start("--every", "1 second")
+    ingest.wait_for_landed(100)
+    # Every model reads the first 100: retention (--keep-days 0) may remove them.
+    assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
+
+    produced = [100]
+    stop = threading.Event()
+
+    def keep_producing() -> None:
+        while not stop.wait(0.5):
+            produce(broker, live_orders(produced[0] + 1, 5, MAINTAINED_TOPIC))
+            produced[0] += 5
+
+    producer = threading.Thread(target=keep_producing)
+    producer.start()
+    try:
+        started = time.time()
+        maintenance = shared.run(str(VENV_BIN / "cdc-maintain"), "--keep-days", "0", "--retain-hours", "0")
+        ended = time.time()
+    finally:
+        stop.set()
+        producer.join()
+    assert_succeeded(maintenance)
+    ingest.wait_for_landed(produced[0])
+    ingest.process.send_signal(signal.SIGTERM)
+    ingest_code, ingest_output = ingest.finish()
+    assert ingest_code == 0, ingest_output
+    assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
+
+    landing = shared.table_path("landing", "cdc_raw")
+    history = spark.sql(f"describe history delta.`{landing}`").collect()
+    # The two ran side by side: ingest committed while maintenance ran, and retention removed messages.
+    assert any(
+        row.operation == "MERGE"
+        and started < row.timestamp.timestamp() < ended
+        and row.operationMetrics.get("numTargetRowsInserted", "0") != "0"
+        for row in history
+    ), [(row.version, row.operation, row.timestamp) for row in history]
+    removed = sum(int(row.operationMetrics.get("numTargetRowsDeleted", 0)) for row in history)
+    assert removed > 0
+    # Every produced message landed once (what retention removed had been read) and is one event.
+    offsets = [(number % 2, (number - 1) // 2) for number in range(1, produced[0] + 1)]
+    landed = spark.read.format("delta").load(landing).groupBy("kafka_partition", "kafka_offset").count()
+    assert landed.where("count > 1").count() == 0
+    assert landed.count() == len(offsets) - removed
+    events = spark.read.format("delta").load(shared.table_path("cdc", "cdc_events"))
+    assert sorted((row.kafka_partition, row.kafka_offset, row.op) for row in events.collect()) == sorted(
+        (partition, offset, "c") for partition, offset in offsets
+    )

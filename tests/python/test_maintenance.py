@@ -1,11 +1,13 @@
-"""Table maintenance between runs (cdc-maintain: dbt run-operation cdc_maintain), on a warehouse of its own
-(schema cdc_maintenance, landing schema landing_maintenance) with Canal and Huawei DRS JSON enabled:
+"""Table maintenance between runs (cdc-maintain: dbt run-operation cdc_expire_landing, then cdc_maintain), on a
+warehouse of its own (schema cdc_maintenance, landing schema landing_maintenance) with Canal and Huawei DRS JSON
+enabled:
 
 1. three landing commits of Canal and DRS changes, a run after the first and one after the other two: small
    files in every table;
 2. maintenance (retention far off, every removed file vacuumed at once): every table holds the same rows
-   (count and an order-free hash of each), in one live file each, with no other data file left on disk, and
-   cdc_history is clustered by source table (the typed views read one table each);
+   (count and an order-free hash of each), in one live file each, with no other data file left on disk but
+   landing's of the last hour, and cdc_history is clustered by source table (the typed views read one table
+   each);
 3. a fourth batch and a run: the run works on the maintained tables;
 4. a fifth batch lands, written by a late writer with an ingested_at of the year 2000; maintenance with
    retention 0 days: landing keeps only that batch, which no model has read (its old ingested_at does not
@@ -201,7 +203,11 @@ def test_maintenance_compacts_every_table_and_vacuums_what_it_no_longer_holds(ma
     # Three runs left several files in the tables they wrote.
     assert before[f"{SCHEMA}.cdc_history"][0] > 1 and before[LANDING][0] > 1
     assert {table: live for table, (live, _) in after.items() if live > 1} == {}
-    assert {table: (live, on_disk) for table, (live, on_disk) in after.items() if on_disk != live} == {}
+    # Landing keeps the files it no longer holds for an hour, whatever --retain-hours: an ingest beside
+    # maintenance writes its files before it commits them.
+    assert {table: (live, on_disk) for table, (live, on_disk) in after.items() if on_disk != live} == {
+        LANDING: (1, before[LANDING][1] + 1)
+    }
 
 
 def test_maintenance_clusters_the_history_by_source_table(maintained):
