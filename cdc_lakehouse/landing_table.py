@@ -93,9 +93,9 @@ def land_new_messages(messages: DataFrame) -> int:
     # and fails the other when it added files the other read. Landing again skips what the first landed.
     # Delta's Python conflict classes (ConcurrentAppendException, …) do not derive from one base: all of them.
     conflicts = tuple(getattr(delta_exceptions, name) for name in delta_exceptions.__all__)
-    # Landing retention (cdc-maintain) holds the landing schema's lease while it deletes: a commit here
+    # Landing retention (cdc-maintain) holds the landing table's lease while it deletes: a commit here
     # during its read would fail it, so each commit waits for it (a no-op without a shared metastore).
-    with schema_lease(spark, LANDING_SCHEMA):
+    with schema_lease(spark, LANDING_TABLE):
         for _ in range(LANDING_ATTEMPTS - 1):
             try:
                 return int(merge.execute().first()["num_inserted_rows"])

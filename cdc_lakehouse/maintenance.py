@@ -1,7 +1,7 @@
 """cdc-maintain: table maintenance between scheduled runs (README, "Operating it").
 
 Runs two of the project's operations in this process: `dbt run-operation cdc_expire_landing` (landing
-retention: messages older than --keep-days that every model has read), holding the landing schema's lease,
+retention: messages older than --keep-days that every model has read), holding the landing table's lease,
 which every landing commit takes, so that an ingest beside waits for it instead of failing it; then
 `dbt run-operation cdc_maintain`: the run log's old batches, then OPTIMIZE and VACUUM (keeping --retain-hours
 of removed files, the time-travel window) of every table the project writes and of landing, whose files of
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
     spark = open_session(project.spark_settings())
     try:
-        with schema_lease(spark, dbt_vars.get("landing_schema", LANDING_SCHEMA)):
+        with schema_lease(spark, f"{dbt_vars.get('landing_schema', LANDING_SCHEMA)}.cdc_raw"):
             operation("cdc_expire_landing", {"keep_days": args.keep_days})
         operation("cdc_maintain", {"retain_hours": args.retain_hours, "keep_days": args.keep_days})
     except (DbtCommandError, SchemaHeld) as exc:

@@ -7,7 +7,7 @@
        model reading landing has finished (landed in a commit up to the oldest landing version those models
        finished) are deleted, and the landing table records, per format, before when it removed messages
        (cdc_landing_retention_marks), so that a model that would read all of landing again refuses;
-       messages of formats this deployment does not read stay. cdc-maintain holds the landing schema's lease
+       messages of formats this deployment does not read stay. cdc-maintain holds the landing table's lease
        meanwhile, which every landing commit takes (cdc_lakehouse/landing_table.py): Delta would fail this
        read-and-delete if an ingest committed during it;
     2. the run log keeps keep_days of batches, and whatever the runs still read (each model's last finished

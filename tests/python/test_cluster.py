@@ -206,12 +206,13 @@ def test_two_scheduled_builds_started_together_take_turns_while_ingest_and_cdc_l
         (last_finished,) = finished.where(f"batch_id = {batch.batch_id}").agg({"finished_at": "max"}).first()
         assert last_finished <= following.opened_at, f"batch {following.batch_id} opened inside {batch.batch_id}"
     # Three runs held the lease in turn: each taking it from another holder added one to its token.
-    assert postgres.psql("two_builds", "select schema_name, token from cdc_schema_leases").split() == ["cdc|3"]
+    leases = "select schema_name, token from cdc_schema_leases where schema_name = 'cdc'"
+    assert postgres.psql("two_builds", leases).split() == ["cdc|3"]
     # A dbt command run by hand takes it too: held elsewhere, it refuses, naming the holder.
     postgres.psql(
         "two_builds",
         "update cdc_schema_leases set holder = 'a run elsewhere', token = token + 1, "
-        "expires_at = now() + interval '10 minutes'",
+        "expires_at = now() + interval '10 minutes' where schema_name = 'cdc'",
     )
     refused = subprocess.run(
         [str(VENV_BIN / "dbt"), "seed"],
