@@ -2,9 +2,9 @@
 
 1. BENCH_EVENTS (default 1,000,000) generated messages of every format (bench/generate.py) are appended to
    the landing table of a fresh warehouse under bench/work/, in commits of 100,000 messages.
-2. The seeds load and the first scheduled run (`make build`: `dbt build --selector scheduled`) runs in
-   this process on that session, from an empty warehouse: the full build time. Node times (models and
-   snapshot, data tests; summed over dbt's threads) come from dbt's run_results.json.
+2. The seeds load and the first scheduled run runs in this process on that session, as cdc-run runs it
+   (cdc-build, the project parsed once beforehand), from an empty warehouse: the full build time. Node
+   times (models and snapshot, data tests; summed over dbt's threads) are those cdc-build reports.
 3. Decode throughput per format beside its baseline on the same messages (bench/decode.py: `from_json`
    with an explicit schema, a bare `from_avro`, for DTS a bare Python protobuf loop). `make bench-decode`
    (`--decode-only`) runs steps 1-3 only and replaces the `decode` figures of the results file.
@@ -121,24 +121,40 @@ def land(
 
 
 class Warehouse:
-    """One warehouse's dbt commands, timed; each keeps its run_results.json as bench/work/<name>.json."""
+    """One warehouse of the benchmark on this process's Spark session. Its seeds and scheduled runs go as cdc-run
+    runs them: cdc-build on the project parsed once (the parse is not timed); any other dbt command is timed
+    whole. Each keeps its nodes as bench/work/<name>.json."""
 
     def __init__(self, schema: str | None = None, landing_schema: str | None = None) -> None:
         self.schema = schema
-        self.vars = ["--vars", json.dumps({"landing_schema": landing_schema})] if landing_schema else []
+        self.dbt_vars = {"landing_schema": landing_schema} if landing_schema else {}
+        self._project = None
 
-    def dbt(self, name: str, args: list[str], run_results: bool = True) -> dict:
-        from dbt.cli.main import dbtRunner
-
+    def _select(self) -> None:
+        """This warehouse's schema and dbt's target folder, for the next command."""
         if self.schema:
             os.environ["CDC_SCHEMA"] = self.schema
         else:
             os.environ.pop("CDC_SCHEMA", None)
+        os.environ["DBT_TARGET_PATH"] = str(WORK_DIR / "target")
+
+    def project(self):
+        from cdc_lakehouse.dbt_project import DbtProject
+
+        self._select()
+        if self._project is None:
+            self._project = DbtProject(BENCH_PROJECT_DIR, dbt_vars=self.dbt_vars)
+        self._project.manifest()
+        return self._project
+
+    def dbt(self, name: str, args: list[str], run_results: bool = True) -> dict:
+        from dbt.cli.main import dbtRunner
+
+        self._select()
         target = WORK_DIR / "target"
+        variables = ["--vars", json.dumps(self.dbt_vars)] if self.dbt_vars else []
         started = time.perf_counter()
-        result = dbtRunner().invoke(
-            [*args, *self.vars, "--project-dir", str(BENCH_PROJECT_DIR), "--target-path", str(target)]
-        )
+        result = dbtRunner().invoke([*args, *variables, "--project-dir", str(BENCH_PROJECT_DIR)])
         seconds = time.perf_counter() - started
         if not result.success:
             failed = [r.node.name for r in (result.result or []) if r.status in ("error", "fail")]
@@ -152,14 +168,35 @@ class Warehouse:
         return {"seconds": seconds, "nodes": nodes}
 
     def load_seeds(self, name: str) -> float:
-        """What `make seeds` does when a seed changed: the seeds and the table built from them alone."""
-        seeds = self.dbt(f"{name}_seeds", ["seed"])
-        mappings = self.dbt(f"{name}_type_mappings", ["run", "--select", "cdc_type_mappings"])
-        return seeds["seconds"] + mappings["seconds"]
+        """What cdc-build and `make seeds` do when a seed changed: the seeds and the table built from them."""
+        from pyspark.sql import SparkSession
+
+        from cdc_lakehouse.seeds import TYPE_MAPPINGS, load_seeds_if_changed
+
+        project = self.project()
+        manifest = project.manifest()
+        schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{TYPE_MAPPINGS}"].schema
+        started = time.perf_counter()
+        load_seeds_if_changed(project.run_checked, SparkSession.builder.getOrCreate(), schema, BENCH_PROJECT_DIR)
+        seconds = time.perf_counter() - started
+        print(f"bench: {name}_seeds: {seconds:.1f} s", flush=True)
+        return seconds
 
     def scheduled_run(self, name: str) -> dict:
-        """What `make build` runs once the seeds are loaded: one batch (selectors.yml: scheduled)."""
-        return self.dbt(name, ["build", "--selector", "scheduled"])
+        """One scheduled run, as cdc-run runs it (cdc-build): one batch, then the typed views new or retyped."""
+        from pyspark.sql import SparkSession
+
+        from cdc_lakehouse.scheduled_build import scheduled_build, write_report
+
+        project = self.project()
+        started = time.perf_counter()
+        outcome = scheduled_build(project, SparkSession.builder.getOrCreate())
+        seconds = time.perf_counter() - started
+        if not outcome.succeeded:
+            raise SystemExit(f"bench: {name} failed: {', '.join(outcome.failures)}")
+        write_report(str(WORK_DIR / f"{name}.json"), outcome.report())
+        print(f"bench: {name}: {seconds:.1f} s, {len(outcome.results)} nodes ({outcome.summary()})", flush=True)
+        return {"seconds": seconds, "nodes": outcome.results}
 
 
 def fresh_warehouse() -> str:
