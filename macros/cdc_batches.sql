@@ -38,15 +38,7 @@
     {%- endif -%}
     {%- set log = cdc_run_log() -%}
     {%- if adapter.get_relation(database=none, schema=log, identifier='cdc_batch_models') is none -%}
-        {%- do run_query('create schema if not exists ' ~ log) -%}
-        {%- do run_query(
-            'create table if not exists ' ~ log ~ '.cdc_batches '
-            ~ '(batch_id bigint, landing_version bigint, opened_at timestamp) using delta'
-        ) -%}
-        {%- do run_query(
-            'create table if not exists ' ~ log ~ '.cdc_batch_models '
-            ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
-        ) -%}
+        {%- do cdc_create_run_log() -%}
     {%- endif -%}
     {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
     {%- set state = cdc_read_run_log(exists=true) -%}
@@ -66,6 +58,21 @@
         ~ state.batch_id ~ ', ' ~ batch.landing_version ~ ', current_timestamp())'
     ) -%}
     {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
+{% endmacro %}
+
+
+{# The run log's two tables, where they are not. #}
+{% macro cdc_create_run_log() %}
+    {%- set log = cdc_run_log() -%}
+    {%- do run_query('create schema if not exists ' ~ log) -%}
+    {%- do run_query(
+        'create table if not exists ' ~ log ~ '.cdc_batches '
+        ~ '(batch_id bigint, landing_version bigint, opened_at timestamp) using delta'
+    ) -%}
+    {%- do run_query(
+        'create table if not exists ' ~ log ~ '.cdc_batch_models '
+        ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
+    ) -%}
 {% endmacro %}
 
 

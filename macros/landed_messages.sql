@@ -6,7 +6,8 @@
 #}
 {% macro landed_messages(source_formats) %}
     {%- set batch = cdc_batch() -%}
-    {%- if execute and batch.finished_landing_version is none -%}
+    {#- A model building its table from scratch; one that keeps its rows (a rebuilt run log) adds what it lacks. -#}
+    {%- if execute and batch.finished_batch_id is none -%}
         {%- do cdc_refuse_a_partial_read_of_landing(source_formats) -%}
     {%- endif -%}
     select

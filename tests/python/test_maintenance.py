@@ -189,6 +189,29 @@ def maintained(spark, tmp_path_factory) -> dict:
     )
     run()
     states["versions_after_an_unread_commit_kept"] = versions(spark)
+
+    # The run log lost after retention removed messages: a run stops; rebuilt from the tables' batch stamps, a
+    # run reads what landed since and the next reads landing's commits again.
+    for table in RUN_LOG:
+        spark.sql(f"drop table {SCHEMA}.{table}")
+    land(spark, [("canal_json", CANAL_TOPIC, 7, row_change(7, "INSERT", 9, {"id": "6", "note": "after"}))])
+    lost = dbt("run", "--select", *MODELS, check=False)
+    states["run_without_run_log"] = {str(r.status) for r in lost.result.results if r.node.resource_type == "model"}
+    dbt("run-operation", "cdc_rebuild_run_log")
+    run()
+    land(spark, [("canal_json", CANAL_TOPIC, 8, row_change(8, "INSERT", 10, {"id": "7", "note": "later"}))])
+    run()
+    states["versions_after_the_run_log_was_rebuilt"] = versions(spark)
+    states["staged_twice"] = (
+        spark.table(f"{SCHEMA}.stg_canal_json__messages")
+        .groupBy("topic", "kafka_offset")
+        .count()
+        .where("count > 1")
+        .count()
+    )
+    states["newest_landing_version"] = spark.sql(
+        f"select landing_version from {SCHEMA}.cdc_batches order by batch_id desc limit 1"
+    ).first()[0]
     return states
 
 
@@ -265,6 +288,20 @@ def test_a_commit_some_model_has_not_read_is_kept_while_another_model_finished_n
         (CANAL_TOPIC, '["5"]', "c", "unread", True, False),
         (DRS_TOPIC, '["7"]', "c", "drs", True, False),
     ]
+
+
+def test_a_run_log_lost_after_retention_is_rebuilt_from_the_tables_batch_stamps(maintained):
+    # Without it, the models that hold rows stop, naming themselves.
+    assert "error" in maintained["run_without_run_log"]
+    assert maintained["versions_after_the_run_log_was_rebuilt"] == [
+        *maintained["versions_after_an_unread_commit_kept"][:7],
+        (CANAL_TOPIC, '["6"]', "c", "after", True, False),
+        (CANAL_TOPIC, '["7"]', "c", "later", True, False),
+        (DRS_TOPIC, '["7"]', "c", "drs", True, False),
+    ]
+    assert maintained["staged_twice"] == 0
+    # The run after the rebuild recorded the landing version it read: the runs read landing's commits again.
+    assert maintained["newest_landing_version"] is not None
 
 
 def test_a_table_is_skipped_only_once_its_vacuum_deleted_every_file_removed_before_it(spark, dbt_work_dir):
