@@ -21,13 +21,14 @@
             {%- do finished.update({node.name: newest | int}) -%}
         {%- endif -%}
     {%- endfor -%}
-    {%- set newest_ids = [run_query('select coalesce(max(batch_id), 0) from ' ~ run_log ~ '.cdc_batches').rows[0][0] | int] -%}
+    {#- The newest id ever given: the next run's must be above it (cdc_downstream_builds compares them). -#}
+    {%- set given = [0] + finished.values() | list -%}
+    {%- do given.append(run_query('select max(batch_id) from ' ~ run_log ~ '.cdc_batches').rows[0][0] or 0) -%}
     {%- if adapter.get_relation(database=none, schema=run_log, identifier='cdc_downstream_builds') -%}
-        {%- do newest_ids.append(
-            run_query('select coalesce(max(built_through), 0) from ' ~ run_log ~ '.cdc_downstream_builds').rows[0][0] | int
-        ) -%}
+        {%- set built = run_query('select max(built_through) from ' ~ run_log ~ '.cdc_downstream_builds') -%}
+        {%- do given.append(built.rows[0][0] or 0) -%}
     {%- endif -%}
-    {%- set batch_ids = (finished.values() | list + [(finished.values() | list + newest_ids) | max]) | unique | sort -%}
+    {%- set batch_ids = (finished.values() | list + [given | map('int') | max]) | unique | sort -%}
     {%- do run_query('delete from ' ~ run_log ~ '.cdc_batch_models') -%}
     {%- do run_query('delete from ' ~ run_log ~ '.cdc_batches') -%}
     {%- set batches = [] -%}
