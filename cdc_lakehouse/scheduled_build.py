@@ -33,7 +33,7 @@ import yaml
 from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
 from cdc_lakehouse.dbt_project import PIPELINE_TAG, DbtCommandError, DbtProject
 from cdc_lakehouse.scaffold import SOURCE_TABLE_META, TYPED_TABLE_TAG
-from cdc_lakehouse.schema_lease import SchemaHeld, schema_lease
+from cdc_lakehouse.schema_lease import SchemaHeld, ensure_held, schema_lease
 from cdc_lakehouse.seeds import load_seeds_if_changed
 
 SCHEDULED = "scheduled"
@@ -453,11 +453,24 @@ def one_line(text, limit: int = 400) -> str:
 def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
     """One scheduled run (the module's doc): the change log, then the typed tables whose source table changed,
     then the analysts' models over what changed, holding the schema's lease from the seeds to the last part
-    (README, "Sharing a warehouse")."""
+    (README, "Sharing a warehouse"). A run whose lease passed to another run while it was stopped stops at its
+    next dbt command (LeaseLost)."""
     manifest = project.manifest()
     schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
     with schema_lease(spark, schema):
-        return _scheduled_build(project, spark, manifest, schema)
+        try:
+            return _scheduled_build(project, spark, manifest, schema)
+        except DbtCommandError:
+            ensure_held(schema)
+            raise
+
+
+def invoke_held(project: DbtProject, schema: str, *args: str):
+    """A dbt command of the run, then LeaseLost if the run's lease passed to another run meanwhile (its
+    statements were refused)."""
+    result = project.invoke(*args)
+    ensure_held(schema)
+    return result
 
 
 def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> BuildOutcome:
@@ -471,7 +484,7 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     run_log = read_run_log(spark, schema)
     if not change_log_is_current(manifest, change_log, run_log, landing_version(spark, f"{landing.schema}.cdc_raw")):
         started = time.monotonic()
-        result = project.invoke("build", "--selector", CHANGE_LOG)
+        result = invoke_held(project, schema, "build", "--selector", CHANGE_LOG)
         outcome.change_log_seconds = time.monotonic() - started
         outcome.change_log_done_at = time.time()
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
@@ -490,7 +503,9 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     created: set[str] = set()
     if to_build:
         started = time.monotonic()
-        result = project.invoke("build", *typed_selection_arguments(manifest, to_build, pipeline - change_log))
+        result = invoke_held(
+            project, schema, "build", *typed_selection_arguments(manifest, to_build, pipeline - change_log)
+        )
         outcome.typed_seconds = time.monotonic() - started
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
@@ -549,7 +564,7 @@ def build_downstream(
     if not to_build:
         return
     started = time.monotonic()
-    result = project.invoke("build", *selection_arguments(manifest, to_build))
+    result = invoke_held(project, schema, "build", *selection_arguments(manifest, to_build))
     outcome.downstream_seconds = time.monotonic() - started
     outcome.downstream_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
     outcome.downstream_failures += failures_with_messages(result) if not result.success else []

@@ -315,3 +315,72 @@ def test_maintenance_beside_a_running_ingest_lands_every_message_once_and_loses_
     assert sorted((row.kafka_partition, row.kafka_offset, row.op) for row in events.collect()) == sorted(
         (partition, offset, "c") for partition, offset in offsets
     )
+
+
+# The run-specific columns: when a message landed, the batch that wrote a row.
+RUN_COLUMNS = ("ingested_at", "cdc_batch_id")
+
+
+def table_digest(spark, warehouse: Warehouse, table: str) -> tuple[int, int]:
+    """A table's row count and an order-free hash of its rows, less the run-specific columns."""
+    rows = read_table(spark, warehouse, table)
+    rows = rows.select(*[column for column in rows.columns if column not in RUN_COLUMNS])
+    digest = rows.selectExpr("cast(xxhash64(to_json(struct(*))) as decimal(38, 0)) as row_hash")
+    count, total = digest.selectExpr("count(*)", "sum(row_hash)").first()
+    return count, int(total or 0)
+
+
+def test_a_run_stopped_past_its_lease_is_fenced_when_it_wakes(spark, tmp_path, postgres, hdfs):
+    enabled = {"CDC_ENABLED_FORMATS": ",".join(FORMATS)}
+    shared = shared_warehouse(tmp_path / "shared", postgres, hdfs, "fenced", CDC_LEASE_SECONDS="10", **enabled)
+    clean = Warehouse(tmp_path / "clean", settings=enabled)
+    samples = examples_of(tmp_path / "samples", PROJECT_DIR / "sample_data", FORMATS)
+    for warehouse in (shared, clean):
+        assert_succeeded(warehouse.run(sys.executable, "sample_data/land_samples.py", samples))
+    assert_succeeded(clean.run(str(VENV_BIN / "cdc-build")))
+
+    def start_build() -> subprocess.Popen:
+        # A session of its own: a signal to its group reaches the run's Python, its JVM and its Python workers.
+        return subprocess.Popen(
+            [str(VENV_BIN / "cdc-build")],
+            cwd=PROJECT_DIR,
+            env=shared.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+
+    # The first run is stopped as it starts writing the change log's events, a write in flight.
+    first = start_build()
+    before_stop = []
+    for line in first.stdout:
+        before_stop.append(line)
+        if "START sql incremental model cdc.cdc_events " in line:
+            break
+    else:
+        pytest.fail("".join(before_stop))
+    os.killpg(first.pid, signal.SIGSTOP)
+    try:
+        time.sleep(15)  # past its term: its lease expires unrenewed
+        second = start_build()
+        second_output = second.communicate(timeout=900)[0]
+        assert second.returncode == 0, second_output
+    finally:
+        os.killpg(first.pid, signal.SIGCONT)
+    first_output = "".join(before_stop) + first.communicate(timeout=600)[0]
+
+    # The first run stops at its next write, in one line naming the run that took the lease.
+    assert first.returncode == 1, first_output[-5000:]
+    (stopped,) = [line for line in first_output.splitlines() if line.startswith("cdc-build: ")]
+    assert stopped.startswith("cdc-build: error: lost the lease of cdc to "), stopped
+    assert f" pid {second.pid} (" in stopped and "CDC_LEASE_SECONDS" in stopped, stopped
+    # Nothing it wrote after that is visible: the second run's tables are one clean run's.
+    for table in ("cdc_events", "cdc_history", "cdc_quarantine", "cdc_redeliveries"):
+        assert table_digest(spark, shared, table) == table_digest(spark, clean, table), table
+    # The next run is green, and reads what landed since as any run would.
+    more = examples_of(tmp_path / "more", VENDOR_EXAMPLES, ["canal_json"])
+    assert_succeeded(shared.run(sys.executable, "sample_data/land_samples.py", more))
+    assert_succeeded(shared.run(str(VENV_BIN / "cdc-build")))
+    assert event_rows(spark, shared, OWN_TOPIC) == EXPECTED_OWN_EVENTS
+    assert stream_history(spark, shared) == EXPECTED_STREAM_HISTORY
