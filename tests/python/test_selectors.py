@@ -58,6 +58,17 @@ def test_a_scheduled_run_leaves_the_whole_table_checks_to_the_audit(listed):
     assert any(test.startswith("test.cdc_lakehouse.unique_cdc_events_event_id.") for test in scheduled_tests)
 
 
+def test_a_scheduled_run_tests_the_tables_users_read_and_leaves_the_internal_tables_to_the_audit(listed):
+    def tested_folder(test_id: str) -> str:
+        return listed["all"][test_id]["original_file_path"].split("/")[1]
+
+    scheduled_folders = {tested_folder(test) for test in of_type(listed["scheduled"], "test")}
+    audit_folders = {tested_folder(test) for test in of_type(listed["audit"], "test")}
+    assert {"staging", "intermediate"} <= audit_folders
+    assert not {"staging", "intermediate"} & scheduled_folders
+    assert "marts" in scheduled_folders
+
+
 def test_the_audit_runs_every_data_test_and_loads_nothing(listed):
     audit = listed["audit"]
     assert of_type(audit, "test") == of_type(listed["all"], "test")
