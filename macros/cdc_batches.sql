@@ -58,6 +58,43 @@
         ~ state.batch_id ~ ', ' ~ batch.landing_version ~ ', current_timestamp())'
     ) -%}
     {%- do run_query('set ' ~ cdc_batch_state_key() ~ '=' ~ tojson(state)) -%}
+    {%- do cdc_choose_code_generation(batch.messages) -%}
+{% endmacro %}
+
+
+{#
+    Spark compiles Java code for each query it runs (whole-stage and expression code generation): tens of
+    milliseconds on the driver per statement, whatever its rows, paid back only over many rows. A command
+    that builds the pipeline's models alone (cdc-build's change log) runs a batch of at most var
+    cdc_interpreted_batch_messages landed messages interpreted; a larger or first batch, and any command
+    that also builds analysts' models, runs with the session's own settings (docs/decisions.md, "Small
+    batches run interpreted"). The run's end gives the session its settings back.
+#}
+{% macro cdc_choose_code_generation(messages) %}
+    {%- set interpreted = messages is not none
+        and messages <= var('cdc_interpreted_batch_messages')
+        and cdc_selects_pipeline_nodes_only() -%}
+    {%- for key, value in cdc_interpreted_settings().items() -%}
+        {%- do run_query(('set ' ~ key ~ '=' ~ value) if interpreted else ('reset ' ~ key)) -%}
+    {%- endfor -%}
+{% endmacro %}
+
+
+{#
+    Whole-stage code generation off, and expression code generation: spark.sql.codegen.factoryMode is a setting
+    Spark keeps for its own tests, the only way to it; whole-stage alone gave a small batch a quarter of the gain.
+#}
+{% macro cdc_interpreted_settings() %}
+    {{- return({'spark.sql.codegen.wholeStage': 'false', 'spark.sql.codegen.factoryMode': 'NO_CODEGEN'}) -}}
+{% endmacro %}
+
+
+{% macro cdc_selects_pipeline_nodes_only() %}
+    {%- for unique_id in selected_resources if unique_id in graph.nodes
+        and not cdc_pipeline_node(graph.nodes[unique_id]) -%}
+        {{- return(false) -}}
+    {%- endfor -%}
+    {{- return(true) -}}
 {% endmacro %}
 
 
@@ -81,12 +118,12 @@
     than var cdc_max_batch_messages, those up to the last that keeps the batch within it (at least one commit:
     a larger commit is a batch of its own); the rest are the next batches'. {landing_version, formats: those
     of its messages}. The batch's joins broadcast its keys, so its size, not the backlog's, sets the driver's
-    memory. A first batch (no batch before it) reads everything, with formats none; so does a landing table
-    whose versions went back (replaced: the models stop, cdc_landed_rows).
+    memory. A first batch (no batch before it) reads everything, with formats and messages none; so does a
+    landing table whose versions went back (replaced: the models stop, cdc_landed_rows).
 #}
 {% macro cdc_landed_batch(landing, after_version, newest_version) %}
     {%- if after_version is none or newest_version <= after_version -%}
-        {{- return({'landing_version': newest_version, 'formats': none}) -}}
+        {{- return({'landing_version': newest_version, 'formats': none, 'messages': none}) -}}
     {%- endif -%}
     {%- set commits = run_query(
         'select _commit_version, source_format, count(*) from table_changes('
@@ -105,7 +142,11 @@
             {%- set batch.formats = batch.formats + (rows | map(attribute=1) | list) -%}
         {%- endif -%}
     {%- endfor -%}
-    {{- return({'landing_version': batch.landing_version, 'formats': batch.formats | unique | list}) -}}
+    {{- return({
+        'landing_version': batch.landing_version,
+        'formats': batch.formats | unique | list,
+        'messages': batch.messages
+    }) -}}
 {% endmacro %}
 
 
@@ -143,6 +184,9 @@
         {%- do run_query('insert into ' ~ cdc_run_log() ~ '.cdc_batch_models values ' ~ finished | join(', ')) -%}
     {%- endif -%}
     {%- do run_query('reset ' ~ cdc_batch_state_key()) -%}
+    {%- for key in cdc_interpreted_settings() -%}
+        {%- do run_query('reset ' ~ key) -%}
+    {%- endfor -%}
 {% endmacro %}
 
 

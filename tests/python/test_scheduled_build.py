@@ -85,7 +85,16 @@ class Deployment:
                 (tables / name).write_text(content)
         (self.root / "models" / "analysts").mkdir()
         (self.root / "models" / "analysts" / "a_and_b.sql").write_text(ANALYSTS_TABLE)
-        self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL)
+        # Per dbt command of the newest build, the statements that set Spark's code generation.
+        self.code_generation: list[list[str]] = []
+        self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL, callbacks=[self.record])
+
+    def record(self, event) -> None:
+        if event.info.name == "MainReportVersion":
+            self.code_generation.append([])
+        elif event.info.name == "SQLQuery" and "spark.sql.codegen" in event.data.sql:
+            # Without dbt's query comment (/* {"app": "dbt", …} */).
+            self.code_generation[-1].append(" ".join(event.data.sql.split("*/")[-1].split()))
 
     def land(self, *messages: bytes) -> None:
         from cdc_lakehouse.landing import land
@@ -95,6 +104,7 @@ class Deployment:
     def build(self):
         from cdc_lakehouse.scheduled_build import scheduled_build
 
+        self.code_generation = []
         return scheduled_build(self.project, self.spark)
 
     def finished_in(self, batch_id: int) -> set[str]:
@@ -137,6 +147,7 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["first"] = deployment.build()
         seen["first_batch"] = deployment.newest_batch()
         seen["first_finished"] = deployment.finished_in(seen["first_batch"])
+        seen["first_code_generation"] = deployment.code_generation
         seen["analysts_after_first"] = deployment.analysts_rows()
         # What an upgraded warehouse's run log holds: the batch the typed table shop__a__current last merged.
         spark.sql(f"insert into {SCHEMA}.cdc_batch_models values ('shop__a__current', {seen['first_batch']}, now())")
@@ -150,6 +161,7 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["second"] = deployment.build()
         seen["second_batch"] = deployment.newest_batch()
         seen["second_finished"] = deployment.finished_in(seen["second_batch"])
+        seen["second_code_generation"] = deployment.code_generation
         seen["current_after_second"] = {base: deployment.current(base) for base in TYPED_BASES}
         seen["analysts_after_second"] = deployment.analysts_rows()
 
@@ -229,6 +241,17 @@ def test_new_versions_reach_the_views_without_creating_them_again(runs):
         typed_models("shop__b"), f"4 versions of its source table in batch {batch}"
     )
     assert not set(models) & typed_models("shop__a", "shop__c")
+
+
+def test_a_small_batchs_change_log_runs_interpreted_and_the_analysts_models_with_the_sessions_settings(runs):
+    interpreted = ["set spark.sql.codegen.wholeStage=false", "set spark.sql.codegen.factoryMode=NO_CODEGEN"]
+    given_back = ["reset spark.sql.codegen.wholeStage", "reset spark.sql.codegen.factoryMode"]
+    # One command of each build sets them, its change log: the first batch reads all of landing (compiled), the
+    # second three messages. The others (the seeds, the typed views, the analysts' a_and_b, built in both
+    # runs) open no batch and leave the session's settings as they are.
+    assert [sent for sent in runs["first_code_generation"] if sent] == [given_back + given_back]
+    assert [sent for sent in runs["second_code_generation"] if sent] == [interpreted + given_back]
+    assert len(runs["second_code_generation"]) > 1
 
 
 def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
