@@ -12,6 +12,7 @@ hand from the messages.
 
 import json
 import os
+import re
 from datetime import datetime
 
 import pytest
@@ -68,6 +69,9 @@ def canal(
     ).encode()
 
 
+QUERY_COMMENT = re.compile(r"^\s*/\*.*?\*/", re.DOTALL)
+
+
 class Deployment:
     """A copy of the project with three scaffolded tables, built by scheduled_build on the test session."""
 
@@ -85,16 +89,27 @@ class Deployment:
                 (tables / name).write_text(content)
         (self.root / "models" / "analysts").mkdir()
         (self.root / "models" / "analysts" / "a_and_b.sql").write_text(ANALYSTS_TABLE)
-        # Per dbt command of the newest build, the statements that set Spark's code generation.
-        self.code_generation: list[list[str]] = []
+        # Per dbt command of the newest build, the statements it sent, without dbt's query comment.
+        self.statements: list[list[str]] = []
         self.project = DbtProject(project_dir=self.root, dbt_vars=ONLY_CANAL, callbacks=[self.record])
 
     def record(self, event) -> None:
         if event.info.name == "MainReportVersion":
-            self.code_generation.append([])
-        elif event.info.name == "SQLQuery" and "spark.sql.codegen" in event.data.sql:
-            # Without dbt's query comment (/* {"app": "dbt", …} */).
-            self.code_generation[-1].append(" ".join(event.data.sql.split("*/")[-1].split()))
+            self.statements.append([])
+        elif event.info.name == "SQLQuery":
+            # Without dbt's query comment (/* {"app": "dbt", …} */), which comes first.
+            self.statements[-1].append(" ".join(QUERY_COMMENT.sub("", event.data.sql, count=1).split()))
+
+    @property
+    def code_generation(self) -> list[list[str]]:
+        """Per dbt command of the newest build, the statements that set Spark's code generation."""
+        return [[sql for sql in sent if "spark.sql.codegen" in sql] for sent in self.statements]
+
+    @property
+    def temporary_views(self) -> list[list[str]]:
+        """Per dbt command of the newest build, the models whose batch dbt-spark staged in a temporary view."""
+        staged = re.compile(r"create or replace temporary view (\w+)__dbt_tmp")
+        return [staged.findall(" ".join(sent)) for sent in self.statements]
 
     def land(self, *messages: bytes) -> None:
         from cdc_lakehouse.landing import land
@@ -104,7 +119,7 @@ class Deployment:
     def build(self):
         from cdc_lakehouse.scheduled_build import scheduled_build
 
-        self.code_generation = []
+        self.statements = []
         return scheduled_build(self.project, self.spark)
 
     def finished_in(self, batch_id: int) -> set[str]:
@@ -162,6 +177,7 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["second_batch"] = deployment.newest_batch()
         seen["second_finished"] = deployment.finished_in(seen["second_batch"])
         seen["second_code_generation"] = deployment.code_generation
+        seen["second_temporary_views"] = deployment.temporary_views
         seen["current_after_second"] = {base: deployment.current(base) for base in TYPED_BASES}
         seen["analysts_after_second"] = deployment.analysts_rows()
 
@@ -252,6 +268,14 @@ def test_a_small_batchs_change_log_runs_interpreted_and_the_analysts_models_with
     assert [sent for sent in runs["first_code_generation"] if sent] == [given_back + given_back]
     assert [sent for sent in runs["second_code_generation"] if sent] == [interpreted + given_back]
     assert len(runs["second_code_generation"]) > 1
+
+
+def test_a_pipeline_append_is_one_statement_and_a_merge_is_dbt_sparks(runs):
+    # The second batch's change log: its appends insert the model's query; the three merges with rows to merge
+    # stage them in dbt-spark's view. No other command of the build stages a batch.
+    staged = [sorted(views) for views in runs["second_temporary_views"] if views]
+    assert staged == [["cdc_history", "cdc_observed_column_types", "cdc_table_columns"]]
+    assert "cdc_events" in runs["second_finished"]
 
 
 def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
