@@ -122,6 +122,9 @@ class Deployment:
         self.statements = []
         return scheduled_build(self.project, self.spark)
 
+    def artifact(self, name: str) -> str:
+        return (self.project.target_path / name).read_text()
+
     def finished_in(self, batch_id: int) -> set[str]:
         rows = self.spark.sql(
             f"select model_name from {SCHEMA}.cdc_batch_models where batch_id = {batch_id} and finished_at is not null"
@@ -160,6 +163,7 @@ def runs(spark, tmp_path_factory) -> dict:
             canal(1, "d", "INSERT", [{"id": "1", "v": "d1"}]),
         )
         seen["first"] = deployment.build()
+        seen["parsed_manifest"] = deployment.artifact("manifest.json")
         seen["first_batch"] = deployment.newest_batch()
         seen["first_finished"] = deployment.finished_in(seen["first_batch"])
         seen["first_code_generation"] = deployment.code_generation
@@ -180,6 +184,8 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["second_temporary_views"] = deployment.temporary_views
         seen["current_after_second"] = {base: deployment.current(base) for base in TYPED_BASES}
         seen["analysts_after_second"] = deployment.analysts_rows()
+        seen["second_manifest"] = deployment.artifact("manifest.json")
+        seen["second_run_results"] = json.loads(deployment.artifact("run_results.json"))
 
         # 3: nothing landed.
         seen["idle"] = deployment.build()
@@ -276,6 +282,16 @@ def test_a_pipeline_append_is_one_statement_and_a_merge_is_dbt_sparks(runs):
     staged = [sorted(views) for views in runs["second_temporary_views"] if views]
     assert staged == [["cdc_history", "cdc_observed_column_types", "cdc_table_columns"]]
     assert "cdc_events" in runs["second_finished"]
+
+
+def test_a_run_writes_its_last_commands_run_results_and_leaves_the_parsed_manifest(runs):
+    # The second run's last command built the analysts' a_and_b (its views changed): run_results.json is
+    # dbt's, of that command. manifest.json is the parse's: the commands did not write the project's nodes again.
+    run_results = runs["second_run_results"]
+    assert run_results["metadata"]["dbt_schema_version"].endswith("/run-results/v6.json")
+    nodes = {r["unique_id"]: r["status"] for r in run_results["results"] if not r["unique_id"].startswith("operation.")}
+    assert nodes == {"model.cdc_lakehouse.a_and_b": "success"}
+    assert runs["second_manifest"] == runs["parsed_manifest"]
 
 
 def test_a_run_with_nothing_landed_opens_no_batch_and_builds_nothing(runs):
