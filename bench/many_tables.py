@@ -15,8 +15,8 @@ each, in one process as cdc-run keeps it:
   (a first run), with the arguments cdc-build gives it (`dbt ls` of them).
 Then the whole runs, each in a process of its own on a fresh warehouse (bench/changed.py --tables 2 and 400,
 CHANGED_EVENTS events of every format over those tables): the first run, a run with nothing new,
-`one_table_s`, a run after CHANGED_SMALL events of one table, and `all_tables_s`, a run after one event of
-every format in each table, as `runs.2_tables` and `runs.400_tables`, with the ratios
+`one_table_s`, the median of three runs each after CHANGED_SMALL events of one table, and `all_tables_s`, a
+run after one event of every format in each table, as `runs.2_tables` and `runs.400_tables`, with the ratios
 `runs.one_table_400_over_2` and `runs.all_tables_400_over_one_table` (every one of 400 typed tables changed
 over one changed). Results under `many_tables` in bench/results/latest.json; chart
 bench/results/many_tables.png.
