@@ -77,8 +77,9 @@ class DbtProject:
 
     def invoke(self, *arguments: str, dbt_vars: dict | None = None):
         """One dbt command on the parsed project: dbt's result (success, result, exception). A command that runs
-        nodes writes run_results.json, as dbt does, but not manifest.json: dbt writes every node of the project
-        after each command (1.6 s at 1,600 models, whatever the command ran), and the parse wrote it already."""
+        nodes writes run_results.json, as dbt does, but not manifest.json, which the parse wrote: dbt would
+        write every node of the project again, whatever the command ran (docs/decisions.md, "A run's commands
+        leave the parsed manifest as it is")."""
         from dbt.cli.main import dbtRunner
 
         runs_nodes = arguments[0] in RESULTS_COMMANDS
