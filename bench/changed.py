@@ -7,8 +7,9 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
 - `first`: the first scheduled run (cdc-build);
 - `idle`: three runs with nothing landed (the median): the floor of a run once the runner is up;
 - `one_table`: three runs, each after CHANGED_SMALL (default 100) events of one table, t05, in every format
-  (one typed table of the 20 changed): the median, runner warm, as the targets are (the first run after
-  the first build is the slowest: the JVM still compiles the run's code); its breakdown is that run's;
+  (one typed table of the 20 changed): the median, runner warm, as the targets are: after WARMUP_RUNS runs
+  of the same kind, not timed but recorded (`warmup_runs_s`), while the JVM still compiles the run's code
+  (docs/decisions.md, "Small-batch figures are a warm runner's"); its breakdown is that run's;
 - `all_tables`: a run after one event of every format in each of the 20 tables: every typed table changed,
   by a row or two (a replicated database changing at once); `all_tables_over_one_table` is its cost beside
   `one_table`'s;
@@ -36,6 +37,7 @@ from bench.breakdown import StatementTimes, statement_seconds
 from bench.run import BENCH_PROJECT_DIR, RESULTS_DIR, fresh_warehouse, land, record_results, seconds_bars
 
 ONE_TABLE_RUNS = 3
+WARMUP_RUNS = 7
 
 
 def timed(action) -> tuple[float, object]:
@@ -104,10 +106,11 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
     first_s, first = timed(build)
     idle_s = statistics.median(timed(build)[0] for _ in range(3))
     one_table_runs = []
-    for number in range(ONE_TABLE_RUNS):
+    for number in range(WARMUP_RUNS + ONE_TABLE_RUNS):
         land(spark, small, next(seeds), first_seq=events + number * small, tables=(changed_table,))
         statements.statements.clear()
         one_table_runs.append((*timed(build), list(statements.statements)))
+    warmup_runs, one_table_runs = one_table_runs[:WARMUP_RUNS], one_table_runs[WARMUP_RUNS:]
     one_table_s, one_table, one_table_statements = sorted(one_table_runs, key=lambda run: run[0])[ONE_TABLE_RUNS // 2]
     changed = {
         "events": events,
@@ -120,6 +123,7 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
         "idle_s": idle_s,
         "one_table_s": one_table_s,
         "one_table_runs_s": [run[0] for run in one_table_runs],
+        "warmup_runs_s": [run[0] for run in warmup_runs],
         "one_table_typed_built": one_table.typed_tables_built,
         "one_table_change_log_s": round(one_table.change_log_seconds, 2),
         "one_table_typed_s": round(one_table.typed_seconds, 2),
@@ -133,8 +137,9 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
         ),
     }
     formats = 9
+    after_one_table = events + (WARMUP_RUNS + ONE_TABLE_RUNS) * small
     for number, name in enumerate(names):
-        land(spark, formats, next(seeds), first_seq=events + ONE_TABLE_RUNS * small + number * formats, tables=(name,))
+        land(spark, formats, next(seeds), first_seq=after_one_table + number * formats, tables=(name,))
     statements.statements.clear()
     all_tables_s, all_tables = timed(build)
     changed |= {
@@ -147,7 +152,7 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
             all_tables.results[all_tables.change_log_nodes :], statements.statements, "all_tables_typed"
         ),
     }
-    first_seq = events + ONE_TABLE_RUNS * small + table_count * formats
+    first_seq = after_one_table + table_count * formats
     if every_typed_table:
         land(spark, small, next(seeds), first_seq=first_seq, tables=(changed_table,))
         all_typed_s, all_typed = timed(lambda: project.invoke("build", "--selector", "scheduled"))
