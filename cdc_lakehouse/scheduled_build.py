@@ -177,6 +177,29 @@ def read_run_log(spark, schema: str) -> RunLog:
     )
 
 
+def run_log_after(before: RunLog, result) -> RunLog | None:
+    """The run log as the change log's dbt command left it, from what dbt reports of it: every hook of the
+    command succeeded, so its run's start opened the batch after the newest of `before` and its run's end
+    recorded every incremental model of the pipeline that succeeded as finishing it (macros/cdc_batches.sql,
+    cdc_open_batch and cdc_close_batch). Reading the run log again costs a run about a second: both tables
+    just took a commit. None where that is not known (no batch before, a hook that did not succeed): the run
+    log is read then. Its landing version is not known: nothing after the change log needs it."""
+    results = getattr(result.result, "results", None) or []
+    hooks = [r for r in results if r.node.resource_type == "operation"]
+    if before.batch_id is None or not hooks or any(str(r.status) != "success" for r in hooks):
+        return None
+    batch_id = before.batch_id + 1
+    succeeded = {
+        r.node.name
+        for r in results
+        if r.node.resource_type == "model"
+        and r.node.config.materialized == "incremental"
+        and PIPELINE_TAG in r.node.tags
+        and str(r.status) == "success"
+    }
+    return RunLog(batch_id=batch_id, finished=before.finished | dict.fromkeys(succeeded, batch_id))
+
+
 def landing_version(spark, landing: str) -> int:
     return spark.sql(f"describe history {landing} limit 1").collect()[0].version
 
@@ -490,7 +513,7 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
-        run_log = read_run_log(spark, schema)
+        run_log = run_log_after(run_log, result) or read_run_log(spark, schema)
     outcome.batch_id = run_log.batch_id
 
     built = read_builds(spark, schema)

@@ -205,6 +205,14 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["analysts_after_a_changed"] = deployment.analysts_rows()
         seen["deployment"] = deployment
 
+        # What cdc-build knows of the run log after a change log, without reading it, and the run log read.
+        from cdc_lakehouse.scheduled_build import CHANGE_LOG, read_run_log, run_log_after
+
+        deployment.land(canal(6, "d", "INSERT", [{"id": "3", "v": "d3"}]))
+        before = read_run_log(spark, SCHEMA)
+        seen["run_log_known"] = run_log_after(before, deployment.project.invoke("build", "--selector", CHANGE_LOG))
+        seen["run_log_read"] = read_run_log(spark, SCHEMA)
+
         # 6: shop.a's history as an earlier scaffold wrote it for a typed table merged per batch.
         (deployment.root / "models" / "tables" / "shop__a__history.sql").write_text(EARLIER_HISTORY_SQL)
         seen["earlier_sql"] = deployment.project.invoke("run", "--select", "shop__a__history")
@@ -335,6 +343,14 @@ def test_a_view_created_again_makes_its_analysts_due_whatever_the_batch(runs):
         {table},
         {table: batch},
     )
+
+
+def test_cdc_build_knows_the_run_log_a_change_log_leaves_without_reading_it(runs):
+    known, read = runs["run_log_known"], runs["run_log_read"]
+    assert read.finished["cdc_events"] == read.batch_id
+    assert read.finished["shop__a__current"] < read.batch_id
+    assert known is not None
+    assert (known.batch_id, known.finished) == (read.batch_id, read.finished)
 
 
 def test_an_earlier_scaffolds_typed_table_sql_fails_naming_its_file_and_the_fix(runs):
