@@ -181,8 +181,8 @@ def run_log_after(before: RunLog, result) -> RunLog | None:
     """The run log as the change log's dbt command left it, from what dbt reports of it: every hook of the
     command succeeded, so its run's start opened the batch after the newest of `before` and its run's end
     recorded every incremental model of the pipeline that succeeded as finishing it (macros/cdc_batches.sql,
-    cdc_open_batch and cdc_close_batch). Reading the run log again costs a run about a second: both tables
-    just took a commit. None where that is not known (no batch before, a hook that did not succeed): the run
+    cdc_open_batch and cdc_close_batch). Reading the run log again cost a run 0.3-1 s: both tables had just
+    taken a commit. None where that is not known (no batch before, a hook that did not succeed): the run
     log is read then. Its landing version is not known: nothing after the change log needs it."""
     results = getattr(result.result, "results", None) or []
     hooks = [r for r in results if r.node.resource_type == "operation"]

@@ -2,7 +2,7 @@
 {#
     The relations of a schema, which dbt lists at the start of every command for its cache. dbt-spark asks
     `show table extended` of every relation, and for a view Spark reads its stored definition and schema:
-    1.6 s a command with 800 typed views (two per scaffolded source table), growing with the tables that
+    1.2-2 s a command with 800 typed views (two per scaffolded source table), growing with the tables that
     exist, for nothing a run reads (docs/decisions.md, "dbt's relation cache lists views by name"). Here a
     view is listed by name (`show views`, its type all dbt's cache needs) and `show table extended` is asked
     of the tables alone: their provider decides how dbt-spark replaces one. When a command needs a view's
