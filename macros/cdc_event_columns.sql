@@ -46,7 +46,7 @@
         {%- do expressions.append(relation ~ '.' ~ column) -%}
     {%- endfor -%}
     {%- for image in ['before', 'after'] -%}
-        {%- do expressions.append('array_sort(map_entries(' ~ relation ~ '.' ~ image ~ '))') -%}
+        {%- do expressions.append('sort_array(map_entries(' ~ relation ~ '.' ~ image ~ '))') -%}
     {%- endfor -%}
     {{ return(expressions) }}
 {%- endmacro %}

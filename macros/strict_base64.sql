@@ -30,7 +30,7 @@
         transform(
             filter(
                 transform(
-                    array_sort(map_entries({{ named_values }})),
+                    sort_array(map_entries({{ named_values }})),
                     named_value -> named_struct(
                         'name', named_value.key, 'error', {{ strict_base64_error('named_value.value') }}
                     )

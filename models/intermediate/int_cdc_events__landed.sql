@@ -55,7 +55,7 @@ format_events as (
 source_rules as (
     select
         coalesce(
-            array_sort(
+            sort_array(
                 collect_list(struct(-length(topic_pattern) as precedence, topic_pattern, source_name, source_time_zone))
             ),
             array()

@@ -33,13 +33,15 @@ first_deliveries as (
 ){% if is_incremental() %},
 
 -- The stored events a delivery of the batch can repeat, found by a semi join on the batch's keys: the
--- anti joins below then read these few rows, not the whole table.
+-- anti joins below then read these few rows, not the whole table. The keys are those of all the batch's
+-- events (a superset of its first deliveries' keys, which leaves the anti joins' result as it is), so the
+-- window above runs once.
 known_events as (
-    {{ stored_rows_sharing_keys(this, 'first_deliveries', ['event_id'], ['event_id']) }}
+    {{ stored_rows_sharing_keys(this, 'new_events', ['event_id'], ['event_id']) }}
 ),
 
 known_changes as (
-    {{ stored_rows_sharing_keys(this, 'first_deliveries', ['source_position', 'source_format']) }}
+    {{ stored_rows_sharing_keys(this, 'new_events', ['source_position', 'source_format']) }}
 )
 {% endif %}
 

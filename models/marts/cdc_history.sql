@@ -199,7 +199,7 @@ version_rows as (
         version_cells.chain_id,
         version_cells.version_number,
         -- Columns in name order: a version's row reads the same whichever plan collected its cells.
-        map_from_entries(array_sort(collect_list(struct(version_cells.column_name, version_cells.cell.value))))
+        map_from_entries(sort_array(collect_list(struct(version_cells.column_name, version_cells.cell.value))))
             as row
     from version_cells
     where version_cells.cell is not null

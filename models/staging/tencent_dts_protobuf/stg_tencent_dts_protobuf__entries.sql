@@ -62,8 +62,8 @@ parts as (
         group_parts.topic,
         group_parts.kafka_partition,
         group_parts.group_offset,
-        -- Sorted by the part's place in its group first: array_sort then joins them in order.
-        array_sort(
+        -- Sorted by the part's place in its group first: sort_array then joins them in order.
+        sort_array(
             collect_list(
                 named_struct(
                     'part_position', group_parts.part_position,

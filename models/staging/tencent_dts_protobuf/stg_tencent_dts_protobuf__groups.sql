@@ -174,7 +174,7 @@ groups as (
         grouped.topic,
         grouped.kafka_partition,
         grouped.group_offset,
-        array_sort(
+        sort_array(
             collect_list(
                 named_struct(
                     'kafka_offset', grouped.kafka_offset,
