@@ -59,43 +59,50 @@ classified_events as (
     from keyed_events
 ),
 
-closing_steps as (
-    select
-        classified_events.*,
-        coalesce(classified_events.before_pk, classified_events.after_pk, classified_events.event_key) as pk,
-        cast(null as string) as previous_pk,
-        'delete' as step_kind,
-        classified_events.before as image
-    from classified_events
-    where classified_events.op = 'd' or classified_events.changes_key
-),
-
-opening_steps as (
-    select
-        classified_events.*,
-        coalesce(classified_events.after_pk, classified_events.before_pk, classified_events.event_key) as pk,
-        if(classified_events.changes_key, classified_events.before_pk, null) as previous_pk,
-        if(classified_events.op = 'u' and not classified_events.changes_key, 'update', 'open') as step_kind,
-        -- A key change opens the new key from the old row with the update applied.
-        if(
-            classified_events.changes_key,
-            map_concat(
-                map_filter(
-                    classified_events.before,
-                    (column_name, column_value) -> not map_contains_key(classified_events.after, column_name)
-                ),
-                classified_events.after
-            ),
-            classified_events.after
-        ) as image
-    from classified_events
-    where classified_events.op != 'd'
-),
-
+-- An event's steps in one pass over the batch, no union (which would read and key its events twice): the
+-- closing step of a delete or of a key change's old key, then the opening or update step of any other.
 steps as (
-    select * from closing_steps
-    union all
-    select * from opening_steps
+    select
+        classified.*,
+        event_step.pk,
+        event_step.previous_pk,
+        event_step.step_kind,
+        event_step.image
+    from classified_events as classified
+        lateral view explode(array(
+            if(
+                classified.op = 'd' or classified.changes_key,
+                named_struct(
+                    'pk', coalesce(classified.before_pk, classified.after_pk, classified.event_key),
+                    'previous_pk', cast(null as string),
+                    'step_kind', 'delete',
+                    'image', classified.before
+                ),
+                null
+            ),
+            if(
+                classified.op != 'd',
+                named_struct(
+                    'pk', coalesce(classified.after_pk, classified.before_pk, classified.event_key),
+                    'previous_pk', if(classified.changes_key, classified.before_pk, null),
+                    'step_kind', if(classified.op = 'u' and not classified.changes_key, 'update', 'open'),
+                    -- A key change opens the new key from the old row with the update applied.
+                    'image', if(
+                        classified.changes_key,
+                        map_concat(
+                            map_filter(
+                                classified.before,
+                                (column_name, column_value) -> not map_contains_key(classified.after, column_name)
+                            ),
+                            classified.after
+                        ),
+                        classified.after
+                    )
+                ),
+                null
+            )
+        )) event_steps as event_step
+    where event_step is not null
 ){% if is_incremental() %},
 
     -- The stored steps of the window's events: few, so the anti-join below needs no shuffle of all steps.
