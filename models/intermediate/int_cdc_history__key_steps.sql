@@ -60,7 +60,8 @@ classified_events as (
 ),
 
 -- An event's steps in one pass over the batch, no union (which would read and key its events twice): the
--- closing step of a delete or of a key change's old key, then the opening or update step of any other.
+-- closing step of a delete or of a key change's old key, then the opening or update step of any other (a step
+-- that does not apply is null, and left out).
 steps as (
     select
         classified.*,
@@ -102,7 +103,7 @@ steps as (
                 null
             )
         )) event_steps as event_step
-    where event_step is not null
+    where event_step.step_kind is not null
 ){% if is_incremental() %},
 
     -- The stored steps of the window's events: few, so the anti-join below needs no shuffle of all steps.
