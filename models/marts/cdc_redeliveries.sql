@@ -8,7 +8,10 @@
 {#
     Change events that cdc_events did not take because an earlier landed message carried the same change
     (see source_change_identity), kept so every landed message stays accounted for.
+    Built after the history's key steps, which it does not read: dbt starts the nodes of one depth in name
+    order, and the history's chain (key steps, then cdc_history) is the run's longest.
 #}
+-- depends_on: {{ ref('int_cdc_history__key_steps') }}
 
 with
 
