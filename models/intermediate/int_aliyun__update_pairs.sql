@@ -25,102 +25,117 @@
 #}
 with
 
+-- Halves that may pair share a pairing key: those of a known sequence id that id; of an unknown one, the
+-- partition and the before half's offset (the after half's, less one).
 all_halves as (
-    select staged.*
+    select
+        staged.*,
+        if(staged.sequence_id is null, staged.kafka_partition, null) as pairing_partition,
+        if(
+            staged.sequence_id is null,
+            staged.kafka_offset - if(staged.update_half = 'after', 1, 0),
+            null
+        ) as pairing_offset
     from {{ ref('int_aliyun__staged_changes') }} as staged
     where staged.update_half is not null
 ),
 
 {% if is_incremental() %}
-    touched_sequences as (
+    touched_keys as (
         select distinct
             all_halves.topic,
-            all_halves.sequence_id
+            all_halves.sequence_id,
+            all_halves.pairing_partition,
+            all_halves.pairing_offset
         from all_halves
-        where
-            all_halves.sequence_id is not null
-            and {{ cdc_in_batch(batch, 'all_halves.cdc_batch_id') }}
+        where {{ cdc_in_batch(batch, 'all_halves.cdc_batch_id') }}
     ),
 
-    sequenced_halves as (
-        select /*+ broadcast(touched_sequences) */ all_halves.*
+    pairable_halves as (
+        select /*+ broadcast(touched_keys) */ all_halves.*
         from all_halves
-        left semi join touched_sequences
+        left semi join touched_keys
             on
-                all_halves.topic = touched_sequences.topic
-                and all_halves.sequence_id = touched_sequences.sequence_id
+                all_halves.topic = touched_keys.topic
+                and all_halves.sequence_id <=> touched_keys.sequence_id
+                and all_halves.pairing_partition <=> touched_keys.pairing_partition
+                and all_halves.pairing_offset <=> touched_keys.pairing_offset
     ),
 {% else %}
-    sequenced_halves as (
+    pairable_halves as (
         select all_halves.*
         from all_halves
-        where all_halves.sequence_id is not null
     ),
 {% endif %}
 
-sequenced_candidates as (
+-- Each half with the after halves of its pairing key: one read of the halves, no self join.
+halves_with_after_halves as (
     select
-        struct(before_halves.*) as before_half,
-        struct(after_halves.*) as after_half,
-        row_number() over (
-            partition by before_halves.topic, before_halves.kafka_partition, before_halves.kafka_offset
-            order by
-                case
-                    when
-                        after_halves.kafka_partition = before_halves.kafka_partition
-                        and after_halves.kafka_offset > before_halves.kafka_offset
-                        then 0
-                    else 1
-                end,
-                after_halves.kafka_partition,
-                after_halves.kafka_offset
-        ) as preference
-    from sequenced_halves as before_halves
-    inner join sequenced_halves as after_halves
-        on
-            before_halves.topic = after_halves.topic
-            and before_halves.sequence_id = after_halves.sequence_id
-            and after_halves.update_half = 'after'
-    where before_halves.update_half = 'before'
+        pairable_halves.update_half,
+        struct(pairable_halves.*) as half,
+        collect_list(if(pairable_halves.update_half = 'after', struct(pairable_halves.*), null)) over (
+            partition by
+                pairable_halves.topic,
+                pairable_halves.sequence_id,
+                pairable_halves.pairing_partition,
+                pairable_halves.pairing_offset
+        ) as after_halves
+    from pairable_halves
 ),
 
-adjacent_pairs as (
+-- A before half's partners: any after half of its sequence id; of an unknown one, the next offset's if it
+-- is of the same table and event time.
+partners as (
     select
-        struct(before_halves.*) as before_half,
-        struct(after_halves.*) as after_half
-    from all_halves as before_halves
-    inner join all_halves as after_halves
-        on
-            {{ same_partition('before_halves', 'after_halves') }}
-            and before_halves.kafka_offset + 1 = after_halves.kafka_offset
-            and after_halves.update_half = 'after'
-            and after_halves.sequence_id is null
-            and before_halves.source_database <=> after_halves.source_database
-            and before_halves.source_schema <=> after_halves.source_schema
-            and before_halves.source_table = after_halves.source_table
-            and before_halves.event_ts <=> after_halves.event_ts
-    where
-        before_halves.update_half = 'before'
-        and before_halves.sequence_id is null
-    {% if is_incremental() %}
-            and (
-                {{ cdc_in_batch(batch, 'before_halves.cdc_batch_id') }}
-                or {{ cdc_in_batch(batch, 'after_halves.cdc_batch_id') }}
+        halves.half as before_half,
+        filter(
+            halves.after_halves,
+            after_half -> halves.half.sequence_id is not null or (
+                halves.half.source_database <=> after_half.source_database
+                and halves.half.source_schema <=> after_half.source_schema
+                and halves.half.source_table = after_half.source_table
+                and halves.half.event_ts <=> after_half.event_ts
             )
-        {% endif %}
+        ) as after_halves
+    from halves_with_after_halves as halves
+    where halves.update_half = 'before'
+),
+
+-- The partner that follows the before half most closely in its partition, else the first in
+-- (kafka_partition, kafka_offset) order.
+preferred_partners as (
+    select
+        partners.before_half,
+        partners.after_halves,
+        array_min(transform(
+            partners.after_halves,
+            after_half -> struct(
+                if(
+                    after_half.kafka_partition = partners.before_half.kafka_partition
+                    and after_half.kafka_offset > partners.before_half.kafka_offset,
+                    0,
+                    1
+                ) as preference,
+                after_half.kafka_partition,
+                after_half.kafka_offset
+            )
+        )) as preferred
+    from partners
+    where size(partners.after_halves) > 0
 ),
 
 pairs as (
     select
-        sequenced_candidates.before_half,
-        sequenced_candidates.after_half
-    from sequenced_candidates
-    where sequenced_candidates.preference = 1
-    union all
-    select
-        adjacent_pairs.before_half,
-        adjacent_pairs.after_half
-    from adjacent_pairs
+        preferred_partners.before_half,
+        element_at(
+            filter(
+                preferred_partners.after_halves,
+                after_half -> after_half.kafka_partition = preferred_partners.preferred.kafka_partition
+                and after_half.kafka_offset = preferred_partners.preferred.kafka_offset
+            ),
+            1
+        ) as after_half
+    from preferred_partners
 )
 
 select
