@@ -33,3 +33,22 @@
     and {{ left }}.source_schema <=> {{ right }}.source_schema
     and {{ left }}.source_table <=> {{ right }}.source_table
 {% endmacro %}
+
+
+{#
+    One row per table of a replication task (cdc_task_tables, appended a few rows a task): its earliest
+    first change and the batch that first found its full sync complete (null until then).
+#}
+{% macro summarized_task_tables(relation) %}
+    select
+        source_format,
+        source_name,
+        source_task,
+        source_database,
+        source_schema,
+        source_table,
+        min(first_event_ts) as first_event_ts,
+        min(full_sync_completed_in_batch) as full_sync_completed_in_batch
+    from {{ relation }}
+    group by source_format, source_name, source_task, source_database, source_schema, source_table
+{% endmacro %}

@@ -88,8 +88,11 @@
 {#
     A history relation as it was at a point in time `ts` (SQL text of a timestamp, for example
     "timestamp'2026-03-02 09:00:00'"): the version of each key valid at ts, deleted keys left out. A version
-    is valid from its valid_from (included) to its valid_to (excluded), in source time. Works on cdc_history
-    and on every typed history model.
+    is valid from its valid_from (included) to its valid_to (excluded), in source time. A version without a
+    valid_from (a full load's row, before any timed change of its key) is valid from the beginning; one
+    without a valid_to ends with the history when it is the key's current version, and is no version of any
+    time when it is not (only untimed versions followed it). Works on cdc_history and on every typed
+    history model.
         select * from {{ cdc_as_of(ref('shop__orders__huawei_drs_json__history'), "timestamp'2026-03-02 09:00:00'") }}
 #}
 {% macro cdc_as_of(relation, ts) -%}
@@ -97,8 +100,8 @@
         select versions.*
         from {{ relation }} as versions
         where
-            versions.valid_from <= {{ ts }}
-            and (versions.valid_to is null or versions.valid_to > {{ ts }})
+            coalesce(versions.valid_from <= {{ ts }}, true)
+            and coalesce(versions.valid_to > {{ ts }}, versions.is_current)
             and not versions.is_deleted
     )
 {%- endmacro %}

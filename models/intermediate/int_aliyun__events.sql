@@ -84,6 +84,8 @@ select
     all_events.before_image as before,
     all_events.after_image as after,
     all_events.column_types,
+    -- StreamX's dataColumn schema lists the table's columns; a DataHub record holds the topic's whole row.
+    map_keys(coalesce(all_events.column_types, all_events.after_image, all_events.before_image)) as row_columns,
     all_events.primary_key,
     all_events.event_ts,
     cast(all_events.sequence_id as decimal(38, 0)) as source_seq,

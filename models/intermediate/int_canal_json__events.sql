@@ -55,6 +55,8 @@ select
         null
     ) as after,
     row_images.column_types,
+    -- mysqlType names every column of the table: `data` is the whole row.
+    map_keys(row_images.column_types) as row_columns,
     row_images.primary_key,
     if(row_images.source_execute_ms > 0, timestamp_millis(row_images.source_execute_ms), null) as event_ts,
     row_images.canal_id as source_seq,

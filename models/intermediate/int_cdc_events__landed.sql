@@ -7,10 +7,11 @@
 }}
 
 {#
-    The change events of every source format, with their deterministic event_id and their source stream,
-    as the batch's staged messages give them. The registered source formats (var cdc_formats) contribute
-    their events models int_<e>__events. Stored, not ephemeral: cdc_events and cdc_redeliveries both read
-    it, and the nine formats' SQL runs once per batch.
+    The change events of every source format, with their deterministic event_id and their source stream
+    (name, replication task, time zone: seed cdc_sources), as the batch's staged messages give them. The
+    registered source formats (var cdc_formats) contribute their events models int_<e>__events. Stored,
+    not ephemeral: cdc_events and cdc_redeliveries both read it, and the nine formats' SQL runs once per
+    batch.
 #}
 {%- set batch = cdc_batch() -%}
 {%- set format_events = [] -%}
@@ -37,6 +38,7 @@ format_events as (
             before,
             after,
             column_types,
+            row_columns,
             primary_key,
             event_ts,
             cast(source_seq as decimal(38, 0)) as source_seq,
@@ -56,7 +58,9 @@ source_rules as (
     select
         coalesce(
             sort_array(
-                collect_list(struct(-length(topic_pattern) as precedence, topic_pattern, source_name, source_time_zone))
+                collect_list(struct(
+                    -length(topic_pattern) as precedence, topic_pattern, source_name, source_task, source_time_zone
+                ))
             ),
             array()
         ) as rules
@@ -78,6 +82,8 @@ select
     sourced_events.event_id,
     sourced_events.source_format,
     coalesce(sourced_events.source_rule.source_name, sourced_events.topic) as source_name,
+    -- Tasks of one source (a replication task re-created) are numbered in the order they ran.
+    coalesce(sourced_events.source_rule.source_task, 1) as source_task,
     coalesce(
         sourced_events.source_rule.source_time_zone, '{{ var("cdc_default_source_time_zone", "UTC") }}'
     ) as source_time_zone,
@@ -93,6 +99,7 @@ select
     sourced_events.before,
     sourced_events.after,
     sourced_events.column_types,
+    sourced_events.row_columns,
     sourced_events.primary_key,
     sourced_events.event_ts,
     sourced_events.source_seq,

@@ -9,7 +9,9 @@
 {#
     Every row-level change event as steps of the version chains of the keys it touches:
     - `open` starts a version from a full image (insert, snapshot row, or the new key of a key change);
-    - `update` overlays its image on the key's previous version (partial images keep missing columns);
+    - `update` overlays its image on the key's previous version: a column the image lacks keeps its value
+      when the row still has the column (`row_columns`, the columns the message says the row has, or
+      null when it does not say), so a whole row image replaces and a partial one fills in (cdc_history);
     - `delete` closes the key with its last known image (a delete, or the old key of a key change).
     A row of a table without a primary key is its own chain, keyed by its event.
     Stored, and appended to from the batches it has not read: keying an event parses its images, and an
@@ -23,6 +25,7 @@ row_events as (
         event_id,
         source_format,
         source_name,
+        source_task,
         source_time_zone,
         source_database,
         source_schema,
@@ -30,6 +33,7 @@ row_events as (
         op,
         before,
         after,
+        row_columns,
         source_seq,
         event_order,
         row_index,
@@ -119,6 +123,7 @@ select
     {{ history_chain_id('steps') }} as chain_id,
     steps.source_format,
     steps.source_name,
+    steps.source_task,
     steps.source_time_zone,
     steps.source_database,
     steps.source_schema,
@@ -127,6 +132,7 @@ select
     steps.previous_pk,
     steps.step_kind,
     steps.image,
+    steps.row_columns,
     steps.op,
     steps.event_id,
     steps.source_seq,

@@ -97,6 +97,8 @@ select
             ) }}
     end as after,
     row_images.column_types,
+    -- mysqlType (columnType) names every column of the table: an image is the row.
+    map_keys(row_images.column_types) as row_columns,
     row_images.primary_key,
     if(
         row_images.source_commit_ms > 0

@@ -84,6 +84,12 @@ select
                 )
     end as after,
     cast(null as map <string, string>) as column_types,
+    -- An insert or a replacement is the whole document; a $set / $unset update says nothing of other fields.
+    if(
+        operator_updates.op = 'c' or (operator_updates.op = 'u' and not operator_updates.is_operator_update),
+        map_keys(operator_updates.value_fields),
+        null
+    ) as row_columns,
     if(operator_updates.op = 'ddl', cast(array() as array<string>), array('_id')) as primary_key,
     timestamp_seconds(cast(split_part(operator_updates.cluster_time, ':', 1) as bigint)) as event_ts,
     operator_updates.cluster_time_seq as source_seq,

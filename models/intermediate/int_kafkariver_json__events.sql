@@ -54,6 +54,8 @@ select
     end as before,
     if(images.op in ('c', 'u'), images.current_image, null) as after,
     images.vendor_column_types as column_types,
+    -- A message lists every column of its row.
+    map_keys(images.vendor_column_types) as row_columns,
     images.primary_key,
     if(images.source_event_ms > 0, timestamp_millis(images.source_event_ms), null) as event_ts,
     images.binlog_seq as source_seq,

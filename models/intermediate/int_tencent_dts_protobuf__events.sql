@@ -59,6 +59,8 @@ select
         null,
         map_from_arrays(events.event.column_names, events.event.column_types)
     ) as column_types,
+    -- The entry's column list is the table's: a row image lacking some of them (NA) is partial.
+    events.event.column_names as row_columns,
     coalesce(events.event.key_columns, array()) as primary_key,
     if(events.event.timestamp > 0, timestamp_seconds(events.event.timestamp), null) as event_ts,
     cast(events.event.seq_id as decimal(38, 0)) as source_seq,

@@ -4,6 +4,7 @@
 select
     source_format,
     source_name,
+    source_task,
     source_time_zone,
     source_database,
     source_schema,

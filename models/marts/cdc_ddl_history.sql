@@ -5,6 +5,7 @@ select
     event_id,
     source_format,
     source_name,
+    source_task,
     topic,
     kafka_partition,
     kafka_offset,

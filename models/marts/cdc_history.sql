@@ -15,6 +15,13 @@
     not read (cdc_batches), from all of that key's events, and merges the versions by scd_id.
     A late or out-of-order event is therefore stitched into its chain like any other. The set of versions
     of a key only grows as events arrive, so an upsert never leaves a stale version behind.
+    A version's row is its step's image, and each column the image lacks keeps its value from the version
+    before when the step keeps it: an update or delete whose message names the row's columns
+    (`row_columns`) keeps those, one that names none keeps every column, an `open` step none. So a whole
+    row image replaces, a partial one fills in, and a column dropped at the source is gone from then on.
+    A re-created replication task (seed cdc_sources, `source_task`) continues its source's chains after
+    the earlier tasks' changes; once its full sync is complete (cdc_task_tables), a key of an earlier task
+    that the full sync did not send is closed as deleted when the new task began.
     Deletion vectors let the merge mark the replaced versions instead of rewriting every file that holds
     one: the touched keys are spread over the whole table. cdc-maintain clusters the table by source table
     (cluster_by, macro cdc_cluster_tables): a typed view reads the files of its own table.
@@ -31,6 +38,7 @@ truncations as (
     select
         source_format,
         source_name,
+        source_task,
         source_time_zone,
         source_database,
         source_schema,
@@ -49,6 +57,17 @@ truncations as (
     where op = 't'
 ),
 
+-- The tables a re-created task sent changes of, once its full sync is complete, with when the task began.
+completed_task_tables as (
+    select
+        task_tables.*,
+        min(task_tables.first_event_ts) over (
+            partition by task_tables.source_format, task_tables.source_name, task_tables.source_task
+        ) as task_started_at
+    from ({{ summarized_task_tables(ref('cdc_task_tables')) }}) as task_tables
+    where task_tables.full_sync_completed_in_batch is not null
+),
+
 {% if is_incremental() %}
     -- The touched keys are few: broadcasting them keeps every pass over all steps free of shuffles, so
     -- an incremental run costs a scan of the steps plus work on the touched chains only.
@@ -56,6 +75,12 @@ truncations as (
         select *
         from truncations
         where {{ cdc_in_batch(batch, 'truncations.cdc_batch_id') }}
+    ),
+
+    newly_completed_task_tables as (
+        select *
+        from completed_task_tables
+        where {{ cdc_in_batch(batch, 'completed_task_tables.full_sync_completed_in_batch') }}
     ),
 
     touched_chains as (
@@ -68,6 +93,14 @@ truncations as (
         from all_key_steps
         left semi join new_truncations
             on {{ same_source_table('all_key_steps', 'new_truncations') }}
+        union
+        -- A full sync just completed touches every key its table had in the source's earlier tasks.
+        select /*+ broadcast(newly_completed_task_tables) */ all_key_steps.chain_id
+        from all_key_steps
+        left semi join newly_completed_task_tables
+            on
+                {{ same_source_table('all_key_steps', 'newly_completed_task_tables') }}
+                and all_key_steps.source_task < newly_completed_task_tables.source_task
     ),
 
     key_steps as (
@@ -82,31 +115,38 @@ truncations as (
     ),
 {% endif %}
 
-table_keys as (
-    select distinct
+-- Each key: its table, the first task that changed it, and the tasks whose full sync sent it (snapshot rows).
+chain_keys as (
+    select
         chain_id,
         source_format,
         source_name,
         source_database,
         source_schema,
         source_table,
-        pk
+        pk,
+        max(source_time_zone) as source_time_zone,
+        min(source_task) as first_source_task,
+        collect_set(if(op = 'r', source_task, null)) as restating_tasks
     from key_steps
+    group by chain_id, source_format, source_name, source_database, source_schema, source_table, pk
 ),
 
 truncation_steps as (
     select
-        table_keys.chain_id,
-        table_keys.source_format,
-        table_keys.source_name,
+        chain_keys.chain_id,
+        chain_keys.source_format,
+        chain_keys.source_name,
+        truncations.source_task,
         truncations.source_time_zone,
-        table_keys.source_database,
-        table_keys.source_schema,
-        table_keys.source_table,
-        table_keys.pk,
+        chain_keys.source_database,
+        chain_keys.source_schema,
+        chain_keys.source_table,
+        chain_keys.pk,
         cast(null as string) as previous_pk,
         'truncate' as step_kind,
         cast(null as map <string, string>) as image,
+        cast(null as array<string>) as row_columns,
         truncations.op,
         truncations.event_id,
         truncations.source_seq,
@@ -117,15 +157,52 @@ truncation_steps as (
         truncations.event_ts,
         truncations.ingested_at,
         truncations.cdc_batch_id
-    from table_keys
+    from chain_keys
     inner join truncations
-        on {{ same_source_table('table_keys', 'truncations') }}
+        on {{ same_source_table('chain_keys', 'truncations') }}
+),
+
+-- A key of an earlier task that a completed full sync did not send was deleted while no task ran: it is
+-- closed where the new task begins, before all of its changes (no event: the version's event_id is null).
+task_close_steps as (
+    select /*+ broadcast(completed_task_tables) */
+        chain_keys.chain_id,
+        chain_keys.source_format,
+        chain_keys.source_name,
+        completed_task_tables.source_task,
+        chain_keys.source_time_zone,
+        chain_keys.source_database,
+        chain_keys.source_schema,
+        chain_keys.source_table,
+        chain_keys.pk,
+        cast(null as string) as previous_pk,
+        'truncate' as step_kind,
+        cast(null as map <string, string>) as image,
+        cast(null as array<string>) as row_columns,
+        'd' as op,
+        cast(null as string) as event_id,
+        cast(null as decimal(38, 0)) as source_seq,
+        cast(array() as array<decimal(38, 0)>) as event_order,
+        cast(null as int) as row_index,
+        cast(null as int) as kafka_partition,
+        cast(null as bigint) as kafka_offset,
+        completed_task_tables.task_started_at as event_ts,
+        cast(null as timestamp) as ingested_at,
+        completed_task_tables.full_sync_completed_in_batch as cdc_batch_id
+    from chain_keys
+    inner join completed_task_tables
+        on
+            {{ same_source_table('chain_keys', 'completed_task_tables') }}
+            and chain_keys.first_source_task < completed_task_tables.source_task
+    where not array_contains(chain_keys.restating_tasks, completed_task_tables.source_task)
 ),
 
 chain_steps as (
     select * from key_steps
     union all
     select * from truncation_steps
+    union all
+    select * from task_close_steps
 ),
 
 ordered_steps as (
@@ -137,7 +214,7 @@ ordered_steps as (
 ),
 
 -- A truncate deletes the rows that exist at that point: it closes a live version only, not a key that is
--- deleted already (or truncated already, or not inserted yet).
+-- deleted already (or truncated already, or not inserted yet). A task's close is one such step.
 live_steps as (
     select ordered_steps.*
     from ordered_steps
@@ -149,21 +226,15 @@ live_steps as (
 versions as (
     select
         live_steps.*,
-        row_number() over key_chain as version_number,
-        -- An `open` step starts a new run of images; updates and deletes fill in from the run.
-        count_if(live_steps.step_kind = 'open') over key_chain as image_run
+        row_number() over (
+            partition by live_steps.chain_id order by {{ cdc_version_order('live_steps') }}
+        ) as version_number
     from live_steps
-    window key_chain as (
-        partition by live_steps.chain_id
-        order by {{ cdc_version_order('live_steps') }}
-        rows between unbounded preceding and current row
-    )
 ),
 
-run_columns as (
+chain_columns as (
     select distinct
         versions.chain_id,
-        versions.image_run,
         image_column.column_name
     from versions
         lateral view explode(map_keys(versions.image)) image_column as column_name
@@ -173,25 +244,40 @@ version_cells as (
     select
         versions.chain_id,
         versions.version_number,
-        run_columns.column_name,
-        -- The value this version carries for the column, if it carries the column at all.
+        chain_columns.column_name,
+        -- The newest version up to this one whose image carries the column, with its value, ...
         last(
             if(
-                map_contains_key(versions.image, run_columns.column_name),
-                named_struct('value', versions.image[run_columns.column_name]),
+                map_contains_key(versions.image, chain_columns.column_name),
+                named_struct(
+                    'version_number', versions.version_number,
+                    'value', versions.image[chain_columns.column_name]
+                ),
                 null
             ),
             true
-        ) over (
-            partition by versions.chain_id, versions.image_run, run_columns.column_name
-            order by versions.version_number
-            rows between unbounded preceding and current row
-        ) as cell
+        ) over column_versions as carried,
+        -- ... and the newest whose row has no such column: an `open` step's image is the whole row, and an
+        -- update or delete whose message names the row's columns (row_columns) without it keeps it no more.
+        max(
+            if(
+                not coalesce(map_contains_key(versions.image, chain_columns.column_name), false)
+                and (
+                    versions.step_kind = 'open'
+                    or not coalesce(array_contains(versions.row_columns, chain_columns.column_name), true)
+                ),
+                versions.version_number,
+                null
+            )
+        ) over column_versions as left_out_at
     from versions
-    inner join run_columns
-        on
-            versions.chain_id = run_columns.chain_id
-            and versions.image_run = run_columns.image_run
+    inner join chain_columns
+        on versions.chain_id = chain_columns.chain_id
+    window column_versions as (
+        partition by versions.chain_id, chain_columns.column_name
+        order by versions.version_number
+        rows between unbounded preceding and current row
+    )
 ),
 
 version_rows as (
@@ -199,10 +285,10 @@ version_rows as (
         version_cells.chain_id,
         version_cells.version_number,
         -- Columns in name order: a version's row reads the same whichever plan collected its cells.
-        map_from_entries(sort_array(collect_list(struct(version_cells.column_name, version_cells.cell.value))))
+        map_from_entries(sort_array(collect_list(struct(version_cells.column_name, version_cells.carried.value))))
             as row
     from version_cells
-    where version_cells.cell is not null
+    where version_cells.carried.version_number > coalesce(version_cells.left_out_at, 0)
     group by version_cells.chain_id, version_cells.version_number
 ),
 
@@ -210,19 +296,29 @@ stitched_versions as (
     select
         versions.*,
         coalesce(version_rows.row, map()) as row,
-        lead(versions.event_ts) over key_chain as next_valid_from,
-        lead(versions.version_number) over key_chain is null as is_last
+        -- A version without a source time (a full load's row) is valid from the newest source time before it
+        -- in its chain, or from the beginning when there is none; every version ends where the next begins.
+        last(versions.event_ts, true) over chain_so_far as valid_from,
+        lead(versions.version_number) over key_chain is null as is_last,
+        lead(versions.event_ts) over key_chain as next_event_ts
     from versions
     left join version_rows
         on
             versions.chain_id = version_rows.chain_id
             and versions.version_number = version_rows.version_number
-    window key_chain as (partition by versions.chain_id order by versions.version_number)
+    window
+        key_chain as (partition by versions.chain_id order by versions.version_number),
+        chain_so_far as (
+            partition by versions.chain_id
+            order by versions.version_number
+            rows between unbounded preceding and current row
+        )
 )
 
 select
     source_format,
     source_name,
+    source_task,
     source_time_zone,
     source_database,
     source_schema,
@@ -230,8 +326,8 @@ select
     pk,
     previous_pk,
     row,
-    event_ts as valid_from,
-    next_valid_from as valid_to,
+    valid_from,
+    if(is_last, null, coalesce(next_event_ts, valid_from)) as valid_to,
     is_last as is_current,
     step_kind in ('delete', 'truncate') as is_deleted,
     op,
@@ -239,7 +335,8 @@ select
     event_order,
     row_index,
     event_id,
-    sha2(concat_ws('/', event_id, pk), 256) as scd_id,
+    -- A task's close has no event: the task and the key's chain stand for it.
+    sha2(concat_ws('/', coalesce(event_id, concat_ws(' ', 'task', source_task, chain_id)), pk), 256) as scd_id,
     ingested_at,
     {{ cdc_batch_id(batch) }} as cdc_batch_id
 from stitched_versions

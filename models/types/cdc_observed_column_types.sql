@@ -28,8 +28,8 @@ batch_column_types as (
         events.source_table,
         column_type.column_name,
         column_type.vendor_type_text,
-        min(struct(events.event_order, events.event_id)) as first_event,
-        max(struct(events.event_order, events.event_id)) as last_event,
+        min(struct(events.source_task, events.event_order, events.event_id)) as first_event,
+        max(struct(events.source_task, events.event_order, events.event_id)) as last_event,
         max(events.ingested_at) as last_ingested_at
     from {{ ref('cdc_events') }} as events
         lateral view explode(events.column_types) column_type as column_name, vendor_type_text

@@ -1,7 +1,7 @@
 {#
     Invariants of an SCD2 history model built from the change log (cdc_history, or any model with its
     columns). A key is (source_format, source_name, source_database, source_schema, source_table, pk); its
-    versions are ordered as the history orders them (cdc_version_order: event_order, then event_id).
+    versions are ordered as the history orders them (cdc_version_order: source_task, event_order, event_id).
 #}
 
 {# Every key has exactly one open version. #}
@@ -34,13 +34,14 @@
         select
             versions.source_name,
             versions.pk,
+            versions.source_task,
             versions.event_order,
             versions.event_id,
             versions.valid_from,
             versions.valid_to,
             versions.is_current,
             lead(versions.valid_from) over key_versions as next_valid_from,
-            lead(versions.event_id) over key_versions is null as is_last
+            lead(versions.scd_id) over key_versions is null as is_last
         from {{ model }} as versions
         window key_versions as (
             partition by

@@ -22,6 +22,7 @@ COMMON_PATH_TABLES = (
     "int_cdc_events__landed",
     "cdc_events",
     "int_cdc_history__key_steps",
+    "cdc_task_tables",
     "cdc_history",
     "cdc_redeliveries",
 )

@@ -363,9 +363,9 @@ def account(key: str, balance: str, owner: str) -> dict:
 
 
 EXPECTED_FULL_LOAD_EVENTS = [
-    {**ACCOUNT, "kafka_offset": 0, "op": "c", "before": None, "after": account("1", "10.500000", "li")},
-    {**ACCOUNT, "kafka_offset": 1, "op": "c", "before": None, "after": account("2", "20.000000", "wang")},
-    {**ACCOUNT, "kafka_offset": 2, "op": "c", "before": None, "after": account("3", "30.000000", "zhao")},
+    {**ACCOUNT, "kafka_offset": 0, "op": "r", "before": None, "after": account("1", "10.500000", "li")},
+    {**ACCOUNT, "kafka_offset": 1, "op": "r", "before": None, "after": account("2", "20.000000", "wang")},
+    {**ACCOUNT, "kafka_offset": 2, "op": "r", "before": None, "after": account("3", "30.000000", "zhao")},
     {
         # The incremental phase: known sequenceIds, eventTime 2024-11-15 09:14:45 and :57 UTC.
         **ACCOUNT,
@@ -387,7 +387,7 @@ EXPECTED_FULL_LOAD_EVENTS = [
         "source_seq": Decimal("1731663842292000001"),
         "source_position": "1731663842292000001",
     },
-    {**ACCOUNT, "kafka_offset": 6, "op": "c", "before": None, "after": account("4", "40.000000", "sun")},
+    {**ACCOUNT, "kafka_offset": 6, "op": "r", "before": None, "after": account("4", "40.000000", "sun")},
     {
         # Two halves without a position at offsets 7 and 8: neighbours, paired.
         **ACCOUNT,
@@ -410,7 +410,7 @@ EXPECTED_FULL_LOAD_ORDER = [
 
 def format_events(spark, warehouse, topic: str) -> list[dict]:
     """A topic's events in offset order, without the columns every event has (checked), the source
-    identity and event_order (see event_orders)."""
+    identity, event_order (see event_orders) and row_columns (see row_columns)."""
     events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
     rows = []
     for row in events.collect():
@@ -421,7 +421,7 @@ def format_events(spark, warehouse, topic: str) -> list[dict]:
         assert event.pop("source_format") == topic.split(".")[0]
         assert event.pop("topic") == topic
         assert event.pop("kafka_partition") == 0
-        for column in ("source_name", "source_time_zone", "event_order"):
+        for column in ("source_name", "source_task", "source_time_zone", "event_order", "row_columns"):
             event.pop(column)
         rows.append(event)
     return rows
@@ -434,6 +434,18 @@ def event_orders(spark, warehouse, topic: str) -> list[tuple[int, list[int]]]:
 
 def test_datahub_blob_examples_become_these_events(spark, built_warehouse):
     assert format_events(spark, built_warehouse, BLOB_TOPIC) == EXPECTED_BLOB_EVENTS
+
+
+def test_row_columns_are_the_schemas_data_columns(spark, built_warehouse):
+    """row_columns: schema.dataColumn's names, the table's columns (none for a heartbeat and a DDL)."""
+    events = read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{BLOB_TOPIC}'").orderBy("kafka_offset")
+    assert [(row.kafka_offset, row.op, row.row_columns) for row in events.collect()] == [
+        (0, "c", ["id", "name", "comment"]),
+        (1, "u", ["id", "name", "comment"]),
+        (3, "d", ["id", "name", "comment"]),
+        (4, "heartbeat", None),
+        (5, "ddl", None),
+    ]
 
 
 def test_kafka_examples_become_these_events(spark, built_warehouse):
@@ -483,13 +495,13 @@ def test_records_without_position_or_time_are_ordered_first_then_by_kafka_positi
     history = read_table(spark, built_warehouse, "cdc_history").where("source_database = 'bank'")
     history = history.orderBy("pk", "event_order", "event_id").collect()
     assert [(v.pk, v.op, v.row["balance"], v.valid_from, v.valid_to, v.is_current, v.is_deleted) for v in history] == [
-        # No change time: the versions of the full load have no valid_from.
-        ('["1"]', "c", "10.500000", None, None, True, False),
-        ('["2"]', "c", "20.000000", None, datetime(2024, 11, 15, 9, 14, 45), False, False),
+        # The full load's rows (op r) have no change time: valid from the beginning.
+        ('["1"]', "r", "10.500000", None, None, True, False),
+        ('["2"]', "r", "20.000000", None, datetime(2024, 11, 15, 9, 14, 45), False, False),
         ('["2"]', "u", "25.000000", datetime(2024, 11, 15, 9, 14, 45), None, True, False),
-        ('["3"]', "c", "30.000000", None, datetime(2024, 11, 15, 9, 14, 57), False, False),
+        ('["3"]', "r", "30.000000", None, datetime(2024, 11, 15, 9, 14, 57), False, False),
         ('["3"]', "d", "30.000000", datetime(2024, 11, 15, 9, 14, 57), None, True, True),
-        ('["4"]', "c", "40.000000", None, None, False, False),
+        ('["4"]', "r", "40.000000", None, None, False, False),
         ('["4"]', "u", "45.000000", None, None, True, False),
     ]
 

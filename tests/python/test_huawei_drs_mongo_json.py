@@ -139,6 +139,21 @@ def test_shell_constructors_nulls_and_replacement_without_id(spark, built_wareho
     assert event_rows(spark, built_warehouse, OWN_TOPIC) == EXPECTED_OWN_EVENTS
 
 
+def test_a_whole_document_names_its_fields_and_an_operator_update_none(spark, built_warehouse):
+    """row_columns: an insert's and a replacement's fields are the document's (the replacement of the own file has
+    no _id in value: where gives the image its _id); $set / $unset and a delete name no fields."""
+    events = read_table(spark, built_warehouse, "cdc_events").where(f"topic in ('{SEED_TOPIC}', '{OWN_TOPIC}')")
+    named = {(row.topic, row.kafka_offset): row.row_columns for row in events.collect()}
+    assert [named[(SEED_TOPIC, offset)] for offset in range(5)] == [
+        ["_id", "c1", "tags"],
+        ["_id", "c1"],
+        None,
+        None,
+        None,
+    ]
+    assert named[(OWN_TOPIC, 1)] == ["name", "qty"]
+
+
 def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
     quarantined = read_table(spark, built_warehouse, "cdc_quarantine").where(f"topic = '{BAD_TOPIC}'")
     rows = quarantined.orderBy("kafka_offset").collect()

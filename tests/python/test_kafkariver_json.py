@@ -142,6 +142,16 @@ def test_source_seq_orders_across_binlog_files(spark, built_warehouse):
     ]
 
 
+def test_a_message_names_every_column_of_its_row(spark, built_warehouse):
+    """row_columns: the columns a message lists, its whole row (the spec has no partial form)."""
+    events = read_table(spark, built_warehouse, "cdc_events").where(f"topic = '{SEED_TOPIC}'").orderBy("kafka_offset")
+    assert [row.row_columns for row in events.collect()] == [
+        ["order_id", "x_id", "phone", "time"],
+        ["order_id", "x_id", "name"],
+        ["order_id", "x_id", "phone"],
+    ]
+
+
 def test_bad_messages_are_quarantined_with_reason_and_bytes(spark, built_warehouse):
     quarantined = read_table(spark, built_warehouse, "cdc_quarantine").where(f"topic = '{BAD_TOPIC}'")
     rows = quarantined.orderBy("kafka_offset").collect()

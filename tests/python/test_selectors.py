@@ -109,4 +109,4 @@ def test_a_scheduled_run_tests_the_historys_batch_and_leaves_the_type_tables_tes
     }
     assert type_tables_tests and not type_tables_tests & scheduled_tests
     assert "cdc_every_vendor_type_is_mapped" not in scheduled_tests
-    assert "cdc_versions_hold_cdc_history_source_format__source_name__pk__event_id__scd_id" in scheduled_tests
+    assert "cdc_versions_hold_cdc_history_source_format__source_name__source_task__pk__scd_id" in scheduled_tests

@@ -228,7 +228,7 @@ def test_a_repeated_version_and_a_null_flag_fail_the_historys_batch_test(project
     finally:
         project.spark.sql(f"RESTORE TABLE {table} TO VERSION AS OF {commit.version}")
     assert {name: outcome for name, outcome in outcomes.items() if name.startswith("cdc_versions_hold")} == {
-        "cdc_versions_hold_cdc_history_source_format__source_name__pk__event_id__scd_id": ("fail", 3)
+        "cdc_versions_hold_cdc_history_source_format__source_name__source_task__pk__scd_id": ("fail", 3)
     }
 
 

@@ -116,7 +116,14 @@ checked as (
 select
     {{ staged_message_columns('checked') }},
     checked.message.payload.op as vendor_operation,
-    checked.op,
+    -- An INSERT with neither a sequenceId nor an eventTime is a row of a task's full load: a snapshot row.
+    if(
+        checked.op = 'c'
+        and coalesce(checked.message.payload.sequenceId, '-1') = '-1'
+        and checked.message.payload.timestamp.eventTime = -1,
+        'r',
+        checked.op
+    ) as op,
     -- An update sent as two messages: the half is told by the image it carries.
     case
         when checked.op = 'u' and checked.after_image is null then 'before'
