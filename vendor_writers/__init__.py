@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 INSERT, UPDATE, DELETE = "INSERT", "UPDATE", "DELETE"
+# A row of a task's full sync, as Huawei DRS and the Canal-format producers of DTS services type it.
+INIT = "INIT"
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class Change:
     update's after image carries: every column, or (a partial image) only some of them."""
 
     table: Table
-    op: str  # INSERT, UPDATE, DELETE
+    op: str  # INSERT, UPDATE, DELETE, or INIT (a full sync's row)
     before: dict | None
     after: dict | None
     at_ms: int  # when the source committed it, Unix milliseconds

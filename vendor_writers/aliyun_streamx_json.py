@@ -5,13 +5,16 @@ option "update as one record", one UPDATE_AFTER carrying both). Values are typed
 
 from collections.abc import Mapping
 
-from vendor_writers import DELETE, INSERT, Change, Table, json_values
+from vendor_writers import DELETE, INIT, INSERT, Change, Table, json_values
 
 WRITE_LAG_MS = 977  # systemTime: when the record was written, after eventTime
 JSON_NUMBERS = {"LONG": int, "DOUBLE": float}
 
 
 def records(sequence_id: int, change: Change, types: Mapping[str, str], one_record_updates: bool = False) -> list[dict]:
+    if change.op == INIT:
+        # A row of a task's full load: an INSERT without a position or a change time (both -1).
+        return [record(-1, change.table, types, "INSERT", -1, after=change.after)]
     if change.op == INSERT:
         halves = [("INSERT", None, change.after)]
     elif change.op == DELETE:
@@ -48,7 +51,11 @@ def record(
             "before": image(before),
             "after": image(after),
             "sequenceId": str(sequence_id),
-            "timestamp": {"eventTime": at_ms, "systemTime": at_ms + WRITE_LAG_MS, "checkpointTime": at_ms},
+            "timestamp": {
+                "eventTime": at_ms,
+                "systemTime": at_ms + WRITE_LAG_MS if at_ms > 0 else at_ms,
+                "checkpointTime": at_ms,
+            },
             "op": op,
             "ddl": ddl,
         },

@@ -6,6 +6,7 @@ from conftest import PROJECT_DIR
 from cdc_lakehouse.formats import SOURCE_FORMATS
 from vendor_writers import (
     DELETE,
+    INIT,
     UPDATE,
     Change,
     Table,
@@ -64,6 +65,19 @@ def test_streamx_and_datahub_write_an_update_as_two_halves_of_one_sequence():
         ("U", "Y", "N", "x"),
         ("U", "N", "Y", "y"),
     ]
+
+
+def test_a_full_syncs_row_is_init_for_drs_and_canal_and_a_streamx_insert_without_position_or_time():
+    # Seed 004: 全量同步为INIT; seed 003 / DataWorks: a full load's records carry sequenceId and eventTime -1.
+    row = Change(ITEMS, INIT, None, BEFORE, 1_700_000_000_000)
+    drs = huawei_drs_json.flat_message(5, [row])
+    assert (drs["type"], drs["data"], drs["old"]) == ("INIT", [BEFORE], None)
+    canal = canal_json.flat_message(5, [row])
+    assert (canal["type"], canal["data"], canal["old"]) == ("INIT", [BEFORE], None)
+    (record,) = aliyun_streamx_json.records(9, row, {"id": "LONG"})
+    payload = record["payload"]
+    assert (payload["op"], payload["sequenceId"], payload["timestamp"]["eventTime"]) == ("INSERT", "-1", -1)
+    assert (payload["before"], payload["after"]) == (None, {"dataColumn": {"id": 1, "a": "x", "b": None}})
 
 
 def test_dds_partial_update_is_a_set_and_a_delete_names_only_the_key():
