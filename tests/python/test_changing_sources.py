@@ -19,11 +19,10 @@ order"):
 """
 
 import json
-import os
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import project_copy
+from conftest import in_process_schema, project_copy
 
 from vendor_writers import DELETE, INIT, INSERT, UPDATE, Change, Table
 from vendor_writers import canal_json as canal_writer
@@ -379,14 +378,8 @@ class Deployment:
 
 @pytest.fixture(scope="module")
 def deployment(spark, tmp_path_factory):
-    from cdc_lakehouse.landing_table import LANDING_TABLE, ensure_landing_table
-
-    saved = {name: os.environ.get(name) for name in ("CDC_SCHEMA", "CDC_WAREHOUSE")}
-    os.environ.update({"CDC_SCHEMA": SCHEMA, "CDC_WAREHOUSE": str(tmp_path_factory.mktemp("changing_warehouse"))})
-    try:
-        spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-        ensure_landing_table(spark)
-        spark.sql(f"DELETE FROM {LANDING_TABLE}")
+    with in_process_schema(spark, SCHEMA), pytest.MonkeyPatch.context() as env:
+        env.setenv("CDC_WAREHOUSE", str(tmp_path_factory.mktemp("changing_warehouse")))
         deployment = Deployment(spark, tmp_path_factory)
         deployment.land(0)
         deployment.scheduled_run()
@@ -399,14 +392,7 @@ def deployment(spark, tmp_path_factory):
         deployment.land(3)
         deployment.scheduled_run()
         yield deployment
-    finally:
         spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-        spark.sql(f"DELETE FROM {LANDING_TABLE}")
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 @pytest.mark.parametrize("source_format", FORMATS)
