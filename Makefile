@@ -17,7 +17,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-dts-history clean
+.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-route bench-dts-history clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -42,6 +42,7 @@ help:
 	@echo "make bench-changed one process, 20 typed tables: a run with nothing new, a run where 1 of the 20 changed"
 	@echo "make bench-latency a producer at 1,000 and 5,000 events/s into a real broker, the runner's loop: produce to visible"
 	@echo "make bench-many-tables parse, selectors, cdc-build's choice and whole runs with 2 and with 400 typed tables (about an hour)"
+	@echo "make bench-route   a run after one shard of a 1,024-shard route changed, beside one after one table of one changed"
 	@echo "make bench-dts-history a run of DTS regrouping after 80,000 and 2,400,000 landed Envelopes (about 12 minutes)"
 
 $(BIN)/dbt: pyproject.toml
@@ -202,6 +203,9 @@ bench-latency: setup kafka-broker
 
 bench-many-tables: setup
 	$(BIN)/python bench/many_tables.py
+
+bench-route: setup
+	$(BIN)/python bench/route.py
 
 bench-dts-history: setup
 	$(BIN)/python bench/dts_history.py

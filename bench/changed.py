@@ -17,7 +17,9 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
   typed table in the run.
 Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png. With `--tables N
 --output PATH` (make bench-many-tables), N source tables and their typed tables instead of 20, the changed
-table the sixth (or the last), and the figures written to PATH without the run of every typed table.
+table the sixth (or the last), and the figures written to PATH without the run of every typed table; with
+`--route` too (make bench-route), the N tables are the shards of one route (two views), and the figures stop
+after `one_table`.
 """
 
 import argparse
@@ -76,22 +78,35 @@ def bench_tables(count: int) -> tuple[str, ...]:
     return tuple(f"t{number:0{width}d}" for number in range(count))
 
 
-def measure(table_count: int, events: int, small: int, seed: int, every_typed_table: bool) -> dict:
+# `--route`: the source tables as the shards of one route (README, "The estate: routes, ...").
+SHARDS_ROUTE = {"name": "bench_shards", "match": {"source_format": "huawei_drs_json", "source_database": "bench"}}
+
+
+def measure(
+    table_count: int, events: int, small: int, seed: int, every_typed_table: bool, as_route: bool = False
+) -> dict:
     fresh_warehouse()
     from bench.generate import DRS_AVRO_SCHEMA
     from cdc_lakehouse.dbt_project import DbtProject
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
     from cdc_lakehouse.scheduled_build import scheduled_build
     from cdc_lakehouse.session import open_session, profile_spark_settings
+    from cdc_lakehouse.typed_table_config import parse_config
 
     os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)
     names = bench_tables(table_count)
     changed_table = names[min(5, table_count - 1)]
     tables = [SourceTable(database="bench", table=name, source_format="huawei_drs_json") for name in names]
-    write_files(plan_files(tables, [model_base_name(table) for table in tables], {}, BENCH_PROJECT_DIR))
+    dbt_vars = {}
+    if as_route:
+        dbt_vars = {"cdc_typed_tables": {"routes": [SHARDS_ROUTE]}}
+        route = parse_config(dbt_vars["cdc_typed_tables"]).route(SHARDS_ROUTE["name"])
+        write_files(plan_files([], [], {}, BENCH_PROJECT_DIR, routes={route: (route.name, [])}))
+    else:
+        write_files(plan_files(tables, [model_base_name(table) for table in tables], {}, BENCH_PROJECT_DIR))
     spark = open_session(profile_spark_settings())
     statements = StatementTimes()
-    project = DbtProject(project_dir=BENCH_PROJECT_DIR, callbacks=[statements])
+    project = DbtProject(project_dir=BENCH_PROJECT_DIR, callbacks=[statements], dbt_vars=dbt_vars)
     parse_s, _ = timed(project.manifest)
 
     def build():
@@ -136,6 +151,8 @@ def measure(table_count: int, events: int, small: int, seed: int, every_typed_ta
             sum(seconds for node, _, seconds in one_table_statements if not node), 2
         ),
     }
+    if as_route:
+        return changed
     formats = 9
     after_one_table = events + (WARMUP_RUNS + ONE_TABLE_RUNS) * small
     for number, name in enumerate(names):
@@ -172,11 +189,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--output", type=Path, help="write the figures here, without the run of every typed table (bench-many-tables)"
     )
+    parser.add_argument(
+        "--route", action="store_true", help="the tables as the shards of one route, without the run of every table"
+    )
     arguments = parser.parse_args(argv)
     events = int(os.environ.get("CHANGED_EVENTS", "20000"))
     small = int(os.environ.get("CHANGED_SMALL", "100"))
     seed = int(os.environ.get("BENCH_SEED", "7"))
-    changed = measure(arguments.tables, events, small, seed, every_typed_table=arguments.output is None)
+    changed = measure(
+        arguments.tables, events, small, seed, every_typed_table=arguments.output is None, as_route=arguments.route
+    )
     if arguments.output:
         arguments.output.write_text(json.dumps(changed, indent=2))
         return 0

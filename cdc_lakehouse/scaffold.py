@@ -1,7 +1,9 @@
 """cdc-scaffold: write a typed history model, a typed current model and their schema YAML per source table.
 
 Tables come from the command line (db.table or db.schema.table) or, with none given, from cdc_events
-(read through the project's Spark session); their columns from cdc_table_columns. Each table gets
+(read through the project's Spark session): those dbt_project.yml's vars cdc_typed_tables include and do not
+exclude, and each of its routes (one typed table of the source tables its patterns match, which no table
+of their own then gets); their columns from cdc_table_columns. Each table gets
 models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (views over cdc_history in plain SQL;
 the typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter)
 and _<db>__<table>__models.yml (its columns). A file that exists and differs is reported and kept unless
@@ -29,6 +31,7 @@ from anyascii import anyascii
 
 from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
 from cdc_lakehouse.formats import SOURCE_FORMATS
+from cdc_lakehouse.typed_table_config import Route, TypedTableConfig, TypedTableConfigError, load_config
 
 MODELS_SUBDIR = Path("models") / "tables"
 # The columns of cdc_history a typed table keeps beside the typed columns, as the macro
@@ -57,6 +60,7 @@ COMPUTED_METADATA_COLUMNS = {"chain_id": "{{ history_chain_id('versions') }}"}
 # The tag and meta key of a typed history model (cdc_lakehouse/scheduled_build.py reads them).
 TYPED_TABLE_TAG = "cdc_typed_table"
 SOURCE_TABLE_META = "cdc_source_table"
+ROUTE_META = "cdc_route"
 
 
 class ScaffoldError(Exception):
@@ -197,6 +201,48 @@ def current_sql(table: SourceTable, base: str) -> str:
     )
 
 
+def route_history_sql(route: Route) -> str:
+    """The history view of a route: its name (checked: lower-case letters, digits and _) is the only text
+    from the settings here; its patterns reach SQL through the macros, as string literals."""
+    metadata = ",\n".join(
+        f"    {COMPUTED_METADATA_COLUMNS[column]} as {column}"
+        if column in COMPUTED_METADATA_COLUMNS
+        else f"    versions.{column}"
+        for column in HISTORY_METADATA_COLUMNS
+    )
+    return (
+        f"-- Written by cdc-scaffold: every version of the source tables of route {route.name} (dbt_project.yml,\n"
+        "-- vars cdc_typed_tables), one typed column per column any of them has, a view over cdc_history.\n"
+        f"select\n{metadata}\n"
+        f"    {{{{- cdc_route_typed_columns('versions', '{route.name}') }}}}\n"
+        "from {{ ref('cdc_history') }} as versions\n"
+        "where\n"
+        f"    {{{{ cdc_route_filter('versions', '{route.name}') }}}}\n"
+    )
+
+
+def route_current_sql(route: Route, base: str) -> str:
+    return (
+        "-- Written by cdc-scaffold: the open version of every live key of the history view, one per key and\n"
+        "-- source table, or one per key with the route's `key: global`.\n"
+        "select typed_versions.*  -- noqa: AM04\n"
+        f"from {{{{ ref('{base}__history') }}}} as typed_versions\n"
+        "where typed_versions.is_current and not typed_versions.is_deleted\n"
+        f"{{{{ cdc_route_current_rows('typed_versions', '{route.name}') }}}}\n"
+    )
+
+
+def route_files(route: Route, base: str, columns: list[SourceColumn] = ()) -> dict[str, str]:
+    """File name (inside models/tables/) -> content, for one route."""
+    patterns = ", ".join(f"{column} ~ {pattern}" for column, pattern in route.match.patterns)
+    label = f"route {route.name} ({patterns})"
+    return {
+        f"{base}__history.sql": route_history_sql(route),
+        f"{base}__current.sql": route_current_sql(route, base),
+        f"_{base}__models.yml": schema_yaml(label, base, columns, {ROUTE_META: route.name}),
+    }
+
+
 def describe(table: SourceTable) -> str:
     database = "(no database)" if table.database is None else table.database
     where = ".".join(part for part in (database, table.schema, table.table) if part)
@@ -247,9 +293,9 @@ YAML_HEADER = (
 )
 
 
-def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ()) -> str:
-    """The schema YAML of the two views: the metadata columns, then the typed columns."""
-    label = describe(table)
+def schema_yaml(label: str, base: str, columns: list[SourceColumn], meta: dict) -> str:
+    """The schema YAML of the two views of a source table or route (`label`): the metadata columns, then the
+    typed columns; `meta`, what names the tables in the history view's meta."""
 
     def column(name: str, description: str, tests: list[str] | None = None, data_type: str | None = None) -> dict:
         entry = {"name": dbt_yaml_text(name), "description": dbt_yaml_text(description)}
@@ -289,7 +335,7 @@ def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ())
 
     history = model(f"{base}__history", f"Every version of {label}, one typed column per source column.")
     # What a scheduled run matches against the source tables of its batch to build only the changed ones.
-    history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": {SOURCE_TABLE_META: source_table_meta(table)}}
+    history["config"] = {"tags": [TYPED_TABLE_TAG], "meta": meta}
     current = model(
         f"{base}__current",
         f"The open version of every live key of {label}, typed: one row per chain_id. A view of {base}__history.",
@@ -318,7 +364,7 @@ def refreshed_yaml(existing_text: str, generated_text: str) -> str:
     existing = yaml.safe_load(existing_text) or {}
     generated = yaml.safe_load(generated_text)
     old_models = {model.get("name"): model for model in existing.get("models") or []}
-    table_arguments = generated["models"][0]["config"]["meta"][SOURCE_TABLE_META]
+    table_arguments = generated["models"][0]["config"]["meta"].get(SOURCE_TABLE_META, {})
     models = []
     for model in generated["models"]:
         old_model = old_models.get(model["name"])
@@ -353,7 +399,9 @@ def scaffold_files(table: SourceTable, base: str | None = None, columns: list[So
     return {
         f"{base}__history.sql": history_sql(table),
         f"{base}__current.sql": current_sql(table, base),
-        f"_{base}__models.yml": schema_yaml(table, base, columns),
+        f"_{base}__models.yml": schema_yaml(
+            describe(table), base, columns, {SOURCE_TABLE_META: source_table_meta(table)}
+        ),
     }
 
 
@@ -368,24 +416,30 @@ def source_key(table: SourceTable) -> tuple:
 
 
 def model_bases(
-    tables: list[SourceTable], scaffolded: dict[str, str] | None = None, multi_stream: Collection[tuple] = ()
+    tables: list[SourceTable],
+    scaffolded: dict[str, str] | None = None,
+    multi_stream: Collection[tuple] = (),
+    config: TypedTableConfig | None = None,
+    taken: Collection[str] = (),
 ) -> list[str]:
     """Model base names in the order of the tables. A table scaffolded before keeps its models' name
     (`scaffolded`: the macro arguments of each history model written -> its base name). A new model of one
     format's stream of a table that comes from more than one (among `tables`, or a source_key in
-    `multi_stream`) says which: `<base>__<format>`. Names that still collide get a number, the tables in
-    the order of their names (whatever order they come in)."""
+    `multi_stream`) says which: `<base>__<format>`; a new name has the settings' prefix and suffix. Names
+    that still collide (with each other, or a route's in `taken`) get a number, the tables in the order of
+    their names (whatever order they come in)."""
     scaffolded = scaffolded or {}
     formats_of: dict[tuple, set[str]] = {}
     for table in tables:
         formats_of.setdefault(source_key(table), set()).add(table.source_format)
     multi_stream = {*multi_stream, *(key for key, formats in formats_of.items() if len(formats) > 1)}
     bases = {table: scaffolded[table_arguments(table)] for table in tables if table_arguments(table) in scaffolded}
-    taken = set(scaffolded.values())
+    taken = {*scaffolded.values(), *taken}
     for table in sorted(set(tables) - set(bases), key=_identity):
         base = model_base_name(table)
         if table.source_format and source_key(table) in multi_stream:
             base = f"{base}__{name_part(table.source_format)}"
+        base = config.model_name(base) if config else base
         candidate, number = base, 2
         while candidate in taken:
             candidate, number = f"{base}__{number}", number + 1
@@ -424,11 +478,15 @@ def plan_files(
     project_dir: Path,
     force: bool = False,
     refresh: bool = False,
+    routes: dict[Route, tuple[str, list[SourceColumn]]] | None = None,
 ) -> list[PlannedFile]:
+    """The files of each table and of each route (`routes`: route -> its base name and columns)."""
     target = project_dir / MODELS_SUBDIR
     planned = []
-    for table, base in zip(tables, bases, strict=True):
-        for file_name, content in scaffold_files(table, base, columns.get(table, [])).items():
+    files = [scaffold_files(table, base, columns.get(table, [])) for table, base in zip(tables, bases, strict=True)]
+    files += [route_files(route, base, route_columns) for route, (base, route_columns) in (routes or {}).items()]
+    for table_files in files:
+        for file_name, content in table_files.items():
             path = target / file_name
             existing = path.read_text(encoding="utf-8") if path.exists() else None
             if existing is None:
@@ -486,6 +544,28 @@ def discover_tables(spark, source_format: str | None) -> list[SourceTable]:
     )
 
 
+def qualified_name(table: SourceTable) -> str:
+    """database.table or database.schema.table, as cdc_typed_tables' include and exclude patterns read it (a
+    null database as the empty text)."""
+    return ".".join(part for part in (table.database or "", table.schema, table.table) if part is not None)
+
+
+def chosen_tables(tables: list[SourceTable], config: TypedTableConfig) -> list[SourceTable]:
+    """The discovered tables the settings select that no route takes (the route's models type them)."""
+    return [
+        table
+        for table in tables
+        if config.selects(qualified_name(table))
+        and config.routed(
+            source_format=table.source_format,
+            source_database=table.database,
+            source_schema=table.schema,
+            source_table=table.table,
+        )
+        is None
+    ]
+
+
 def multi_stream_tables(spark) -> set[tuple]:
     """The source_key of every table cdc_table_columns has seen in more than one source format."""
     relation = _cdc_relation("cdc_table_columns")
@@ -498,9 +578,11 @@ def multi_stream_tables(spark) -> set[tuple]:
     return {(row.source_database, row.source_schema, row.source_table) for row in rows}
 
 
-def table_columns(spark, tables: list[SourceTable]) -> dict[SourceTable, list[SourceColumn]]:
-    """Each table's columns from cdc_table_columns, as the typed models will have them: one per name
-    (case-insensitive, the most recently seen wins), in column_position order."""
+def table_columns(
+    spark, tables: list[SourceTable], routes: tuple[Route, ...] = ()
+) -> dict[SourceTable | Route, list[SourceColumn]]:
+    """Each table's and route's columns from cdc_table_columns, as the typed models will have them: one per
+    name (case-insensitive, the most recently seen wins), in column_position order."""
     relation = _cdc_relation("cdc_table_columns")
     if not spark.catalog.tableExists(relation):
         return {}
@@ -521,21 +603,39 @@ def table_columns(spark, tables: list[SourceTable]) -> dict[SourceTable, list[So
         .orderBy("last_seen_at", "column_position", ascending=[False, True])
         .collect()
     )
-    columns: dict[SourceTable, list[SourceColumn]] = {}
+    columns: dict[SourceTable | Route, list[SourceColumn]] = {}
     for table in tables:
-        by_name: dict[str, tuple[int, SourceColumn]] = {}
-        for row in rows:
-            matches = (
-                row.source_database == table.database
-                and row.source_table == table.table
-                and table.source_format in (None, row.source_format)
-                and table.schema in (None, row.source_schema)
+        columns[table] = _columns_of(
+            row
+            for row in rows
+            if row.source_database == table.database
+            and row.source_table == table.table
+            and table.source_format in (None, row.source_format)
+            and table.schema in (None, row.source_schema)
+        )
+    for route in routes:
+        columns[route] = _columns_of(
+            row
+            for row in rows
+            if route.match.matches(
+                source_format=row.source_format,
+                source_database=row.source_database,
+                source_schema=row.source_schema,
+                source_table=row.source_table,
             )
-            if matches and row.column_name.lower() not in by_name:
-                column = SourceColumn(row.column_name, row.vendor_type_text, row.spark_type if row.is_mapped else None)
-                by_name[row.column_name.lower()] = (row.column_position, column)
-        columns[table] = [column for _, column in sorted(by_name.values(), key=lambda entry: entry[0])]
+        )
     return columns
+
+
+def _columns_of(rows) -> list[SourceColumn]:
+    """One column per name (case-insensitive) of rows newest first, the newest mapping of it, in column_position
+    order, as the macro cdc_typed_columns_where reads them."""
+    by_name: dict[str, tuple[int, SourceColumn]] = {}
+    for row in rows:
+        if row.column_name.lower() not in by_name:
+            column = SourceColumn(row.column_name, row.vendor_type_text, row.spark_type if row.is_mapped else None)
+            by_name[row.column_name.lower()] = (row.column_position, column)
+    return [column for _, column in sorted(by_name.values(), key=lambda entry: entry[0])]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -578,14 +678,31 @@ def main(argv: list[str] | None = None) -> int:
         tables = [parse_table(text, args.source_format) for text in args.tables]
         from cdc_lakehouse.session import open_session, profile_spark_settings
 
+        try:
+            config = load_config(args.project_dir)
+        except TypedTableConfigError as exc:
+            raise ScaffoldError(str(exc)) from exc
         spark = open_session(profile_spark_settings(args.target, str(resolve_profiles_dir(args.project_dir))))
+        routes: tuple[Route, ...] = ()
         if not tables:
-            tables = discover_tables(spark, args.source_format)
-            if not tables:
-                raise ScaffoldError("no source tables with row changes in cdc_events")
-        bases = model_bases(tables, scaffolded_tables(args.project_dir), multi_stream_tables(spark))
-        columns = table_columns(spark, tables)
-        planned = plan_files(tables, bases, columns, args.project_dir, args.force, args.refresh)
+            tables = chosen_tables(discover_tables(spark, args.source_format), config)
+            routes = config.routes
+            if not tables and not routes:
+                raise ScaffoldError("no source tables with row changes in cdc_events that cdc_typed_tables selects")
+        route_bases = {route: config.model_name(route.name) for route in routes}
+        bases = model_bases(
+            tables, scaffolded_tables(args.project_dir), multi_stream_tables(spark), config, route_bases.values()
+        )
+        columns = table_columns(spark, tables, routes)
+        planned = plan_files(
+            tables,
+            bases,
+            columns,
+            args.project_dir,
+            args.force,
+            args.refresh,
+            {route: (base, columns.get(route, [])) for route, base in route_bases.items()},
+        )
     except ScaffoldError as exc:
         print(f"cdc-scaffold: error: {exc}", file=sys.stderr)
         return 2
@@ -594,6 +711,8 @@ def main(argv: list[str] | None = None) -> int:
     prefix = "cdc-scaffold: (dry run) " if args.dry_run else "cdc-scaffold: "
     for table, base in zip(tables, bases, strict=True):
         print(f"{prefix}{describe(table)} -> {base}__history, {base}__current")
+    for route, base in route_bases.items():
+        print(f"{prefix}route {route.name} -> {base}__history, {base}__current")
     for file in planned:
         print(f"{prefix}{file.path.relative_to(args.project_dir)}: {STATUS_TEXT[file.status]}")
     return 0

@@ -32,9 +32,10 @@ import yaml
 
 from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
 from cdc_lakehouse.dbt_project import PIPELINE_TAG, DbtCommandError, DbtProject
-from cdc_lakehouse.scaffold import SOURCE_TABLE_META, TYPED_TABLE_TAG
+from cdc_lakehouse.scaffold import ROUTE_META, SOURCE_TABLE_META, TYPED_TABLE_TAG
 from cdc_lakehouse.schema_lease import SchemaHeld, ensure_held, schema_lease
 from cdc_lakehouse.seeds import load_seeds_if_changed
+from cdc_lakehouse.typed_table_config import Route, TypedTableConfig, load_config
 
 SCHEDULED = "scheduled"
 CHANGE_LOG = "scheduled_change_log"
@@ -238,9 +239,17 @@ def retyped_tables(spark, schema: str, after_batch: int) -> list[ChangedTable]:
     return [ChangedTable(*row) for row in rows]
 
 
-def matches(source_table: dict, touched: ChangedTable) -> bool:
+def matches(source_table: dict | Route, touched: ChangedTable) -> bool:
     """Whether a typed model's source table (its meta, as cdc_source_table_filter reads its arguments) is the
-    touched one: database and table always, format and schema when the model names them."""
+    touched one: database and table always, format and schema when the model names them; or whether a route's
+    patterns match it."""
+    if isinstance(source_table, Route):
+        return source_table.match.matches(
+            source_format=touched.source_format,
+            source_database=touched.source_database,
+            source_schema=touched.source_schema,
+            source_table=touched.source_table,
+        )
     return (
         source_table.get("source_database") == touched.source_database
         and source_table.get("source_table") == touched.source_table
@@ -268,11 +277,20 @@ def typed_roots(manifest, pipeline: set[str]) -> list[str]:
     )
 
 
-def typed_source_tables(manifest, pipeline: set[str]) -> dict[str, dict]:
+def typed_source_table(node, config: TypedTableConfig | None = None) -> dict | Route | None:
+    """What a typed root selects: its source table (its meta, as cdc_source_table_filter reads its arguments),
+    or its route in the settings; None when it says neither (or names a route the settings no longer have)."""
+    route = node.config.meta.get(ROUTE_META)
+    return (config or TypedTableConfig()).route(route) if route else node.config.meta.get(SOURCE_TABLE_META)
+
+
+def typed_source_tables(
+    manifest, pipeline: set[str], config: TypedTableConfig | None = None
+) -> dict[str, dict | Route]:
     """Every typed view (the typed roots and the pipeline's models below them) -> the source table of its root
-    (the root's meta, as cdc_source_table_filter reads its arguments); a root without one maps to {}."""
+    (typed_source_table); a root without one maps to {}."""
     roots = typed_roots(manifest, pipeline)
-    tables = {root: manifest.nodes[root].config.meta.get(SOURCE_TABLE_META) or {} for root in roots}
+    tables = {root: typed_source_table(manifest.nodes[root], config) or {} for root in roots}
     for root in roots:
         for unique_id in descendants(manifest, [root], pipeline):
             if unique_id.startswith("model."):
@@ -280,7 +298,13 @@ def typed_source_tables(manifest, pipeline: set[str]) -> dict[str, dict]:
     return tables
 
 
-def typed_nodes_to_build(manifest, pipeline: set[str], built: dict[str, int], retyped: list[ChangedTable]) -> set[str]:
+def typed_nodes_to_build(
+    manifest,
+    pipeline: set[str],
+    built: dict[str, int],
+    retyped: list[ChangedTable],
+    config: TypedTableConfig | None = None,
+) -> set[str]:
     """The typed views of part 2 (see the module's doc), with the pipeline's nodes on them, among the pipeline's
     scheduled nodes: a root no scheduled run created (or without a source table), or whose table was retyped
     after it was created; a view below behind a view it selects from."""
@@ -288,7 +312,7 @@ def typed_nodes_to_build(manifest, pipeline: set[str], built: dict[str, int], re
     typed = descendants(manifest, roots, pipeline)
     selected = []
     for unique_id in roots:
-        source_table = manifest.nodes[unique_id].config.meta.get(SOURCE_TABLE_META)
+        source_table = typed_source_table(manifest.nodes[unique_id], config)
         created = built.get(unique_id)
         if (
             source_table is None
@@ -517,11 +541,12 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     outcome.batch_id = run_log.batch_id
 
     built = read_builds(spark, schema)
-    typed_tables = typed_source_tables(manifest, pipeline)
+    config = load_config(project.project_dir, project.dbt_vars)
+    typed_tables = typed_source_tables(manifest, pipeline, config)
     roots = typed_roots(manifest, pipeline)
     outcome.typed_tables = len(roots)
     earliest = min((built.get(root, -1) for root in roots), default=-1)
-    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped_tables(spark, schema, earliest))
+    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped_tables(spark, schema, earliest), config)
     outcome.typed_tables_built = len(set(roots) & to_build)
     created: set[str] = set()
     if to_build:

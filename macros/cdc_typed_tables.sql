@@ -21,6 +21,16 @@
     exists (a first lint or compile of an empty warehouse).
 #}
 {% macro cdc_table_typed_columns(database, table, source_format=none, schema=none) %}
+    {{ return(cdc_typed_columns_where(cdc_source_table_filter(none, database, table, source_format, schema))) }}
+{% endmacro %}
+
+
+{#
+    The typed columns of the source tables cdc_table_columns rows matching `predicate` (SQL over its source
+    columns) name: one column per name (Spark names are case-insensitive), typed by the most recently seen
+    mapping of any of the tables, in column_position order.
+#}
+{% macro cdc_typed_columns_where(predicate) %}
     {%- set columns_relation = ref('cdc_table_columns') -%}
     {%- if not execute -%}
         {{ return([]) }}
@@ -32,11 +42,10 @@
         select column_name, spark_type, parse_rule, column_position, last_seen_at
         from {{ columns_relation }}
         where
-            {{ cdc_source_table_filter(none, database, table, source_format, schema) }}
+            {{ predicate }}
         order by last_seen_at desc, column_position
     {%- endset -%}
     {%- set rows = run_query(query).rows -%}
-    {#- One column per name (Spark names are case-insensitive): the most recently seen mapping wins. -#}
     {%- set by_name = {} -%}
     {%- for row in rows -%}
         {%- if row['column_name'] | lower not in by_name -%}
@@ -58,7 +67,13 @@
 
 {# The typed columns of one source table, each as ", <typed value> as <column>" of the relation's row map. #}
 {% macro cdc_typed_columns(relation, database, table, source_format=none, schema=none) %}
-    {%- for column in cdc_table_typed_columns(database, table, source_format, schema) %},
+    {{- cdc_typed_value_columns(relation, cdc_table_typed_columns(database, table, source_format, schema)) }}
+{% endmacro %}
+
+
+{# Typed columns (cdc_typed_columns_where's dicts), each as ", <typed value> as <column>" of the relation's row map. #}
+{% macro cdc_typed_value_columns(relation, columns) %}
+    {%- for column in columns %},
     {{ cdc_typed_value(
         relation ~ '.row[' ~ cdc_sql_string(column.name) ~ ']', column.parse_rule, column.spark_type,
         time_zone=relation ~ '.source_time_zone'

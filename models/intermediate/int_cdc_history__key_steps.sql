@@ -13,7 +13,8 @@
       when the row still has the column (`row_columns`, the columns the message says the row has, or
       null when it does not say), so a whole row image replaces and a partial one fills in (cdc_history);
     - `delete` closes the key with its last known image (a delete, or the old key of a key change).
-    A row of a table without a primary key is its own chain, keyed by its event.
+    A row of a table without a primary key is its own chain, keyed by its event; a key the deployment declares
+    for its table (cdc_declared_primary_key) is its key instead of the vendor's.
     Stored, and appended to from the batches it has not read: keying an event parses its images, and an
     incremental run of cdc_history must not key every event again to find the few chains it touches.
 #}
@@ -22,29 +23,29 @@ with
 
 row_events as (
     select
-        event_id,
-        source_format,
-        source_name,
-        source_task,
-        source_time_zone,
-        source_database,
-        source_schema,
-        source_table,
-        op,
-        before,
-        after,
-        row_columns,
-        source_seq,
-        event_order,
-        row_index,
-        kafka_partition,
-        kafka_offset,
-        event_ts,
-        ingested_at,
-        primary_key,
-        concat('event:', event_id) as event_key
-    from {{ ref('cdc_events') }}
-    where op in ('c', 'u', 'd', 'r') and {{ cdc_in_batch(batch) }}
+        events.event_id,
+        events.source_format,
+        events.source_name,
+        events.source_task,
+        events.source_time_zone,
+        events.source_database,
+        events.source_schema,
+        events.source_table,
+        events.op,
+        events.before,
+        events.after,
+        events.row_columns,
+        events.source_seq,
+        events.event_order,
+        events.row_index,
+        events.kafka_partition,
+        events.kafka_offset,
+        events.event_ts,
+        events.ingested_at,
+        {{ cdc_declared_primary_key('events') }} as primary_key,
+        concat('event:', events.event_id) as event_key
+    from {{ ref('cdc_events') }} as events
+    where events.op in ('c', 'u', 'd', 'r') and {{ cdc_in_batch(batch, 'events.cdc_batch_id') }}
 ),
 
 keyed_events as (
