@@ -79,7 +79,7 @@ def bench_tables(count: int) -> tuple[str, ...]:
 
 
 # `--route`: the source tables as the shards of one route (README, "The estate: routes, ...").
-SHARDS_ROUTE = {"name": "bench_shards", "match": {"source_format": "huawei_drs_json", "source_database": "bench"}}
+SHARDS_ROUTE = {"name": "bench_shards", "match": {"source_database": "bench"}}
 
 
 def measure(

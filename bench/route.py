@@ -3,7 +3,7 @@ of a one-table deployment changed (README, "The estate: routes, ...").
 
 bench/changed.py twice, each in a process of its own on a fresh warehouse, CHANGED_EVENTS events of every
 format over its tables: `--tables 1` (one source table, its typed views), and `--tables 1024 --route` (1,024
-Huawei DRS JSON source tables of database bench, the shards of one route: two views). Each records `one_table_s`,
+source tables of database bench in every format, the shards of one route: two views). Each records `one_table_s`,
 the median of three runs, each after CHANGED_SMALL events of one table. Results under `route` in
 bench/results/latest.json, with `one_shard_over_one_table`; chart bench/results/route.png.
 """

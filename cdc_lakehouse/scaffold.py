@@ -6,7 +6,8 @@ exclude, and each of its routes (one typed table of the source tables its patter
 of their own then gets); their columns from cdc_table_columns. Each table gets
 models/tables/<db>__<table>__history.sql, <db>__<table>__current.sql (views over cdc_history in plain SQL;
 the typed columns and the table's filter come from the macros cdc_typed_columns / cdc_source_table_filter)
-and _<db>__<table>__models.yml (its columns). A file that exists and differs is reported and kept unless
+and _<db>__<table>__models.yml (its columns); a table the pipeline already created views of (cdc_typed_views)
+keeps their name. A file that exists and differs is reported and kept unless
 --force is given; --refresh updates the YAML's columns after schema changes, keeping what was edited in
 it (with --force too), and writes again the SQL an earlier scaffold wrote for typed tables merged per batch;
 --dry-run shows what would be written.
@@ -239,7 +240,7 @@ def route_files(route: Route, base: str, columns: list[SourceColumn] = ()) -> di
     return {
         f"{base}__history.sql": route_history_sql(route),
         f"{base}__current.sql": route_current_sql(route, base),
-        f"_{base}__models.yml": schema_yaml(label, base, columns, {ROUTE_META: route.name}),
+        f"_{base}__models.yml": views_yaml(label, base, columns, {ROUTE_META: route.name}),
     }
 
 
@@ -293,9 +294,14 @@ YAML_HEADER = (
 )
 
 
-def schema_yaml(label: str, base: str, columns: list[SourceColumn], meta: dict) -> str:
-    """The schema YAML of the two views of a source table or route (`label`): the metadata columns, then the
-    typed columns; `meta`, what names the tables in the history view's meta."""
+def schema_yaml(table: SourceTable, base: str, columns: list[SourceColumn] = ()) -> str:
+    """The schema YAML of a source table's two views: the metadata columns, then the typed columns."""
+    return views_yaml(describe(table), base, columns, {SOURCE_TABLE_META: source_table_meta(table)})
+
+
+def views_yaml(label: str, base: str, columns: list[SourceColumn], meta: dict) -> str:
+    """The schema YAML of the two views of a source table or route (`label`); `meta`, what names the tables
+    in the history view's meta."""
 
     def column(name: str, description: str, tests: list[str] | None = None, data_type: str | None = None) -> dict:
         entry = {"name": dbt_yaml_text(name), "description": dbt_yaml_text(description)}
@@ -399,9 +405,7 @@ def scaffold_files(table: SourceTable, base: str | None = None, columns: list[So
     return {
         f"{base}__history.sql": history_sql(table),
         f"{base}__current.sql": current_sql(table, base),
-        f"_{base}__models.yml": schema_yaml(
-            describe(table), base, columns, {SOURCE_TABLE_META: source_table_meta(table)}
-        ),
+        f"_{base}__models.yml": schema_yaml(table, base, columns),
     }
 
 
@@ -421,11 +425,13 @@ def model_bases(
     multi_stream: Collection[tuple] = (),
     config: TypedTableConfig | None = None,
     taken: Collection[str] = (),
+    viewed: dict[SourceTable, str] | None = None,
 ) -> list[str]:
     """Model base names in the order of the tables. A table scaffolded before keeps its models' name
     (`scaffolded`: the macro arguments of each history model written -> its base name). A new model of one
     format's stream of a table that comes from more than one (among `tables`, or a source_key in
-    `multi_stream`) says which: `<base>__<format>`; a new name has the settings' prefix and suffix. Names
+    `multi_stream`) says which: `<base>__<format>`; a new name has the settings' prefix and suffix, unless
+    the pipeline created views of the table (`viewed`: table -> their base name), whose name it keeps. Names
     that still collide (with each other, or a route's in `taken`) get a number, the tables in the order of
     their names (whatever order they come in)."""
     scaffolded = scaffolded or {}
@@ -434,7 +440,10 @@ def model_bases(
         formats_of.setdefault(source_key(table), set()).add(table.source_format)
     multi_stream = {*multi_stream, *(key for key, formats in formats_of.items() if len(formats) > 1)}
     bases = {table: scaffolded[table_arguments(table)] for table in tables if table_arguments(table) in scaffolded}
-    taken = {*scaffolded.values(), *taken}
+    for table in tables:
+        if table not in bases and table in (viewed or {}):
+            bases[table] = viewed[table]
+    taken = {*scaffolded.values(), *bases.values(), *taken}
     for table in sorted(set(tables) - set(bases), key=_identity):
         base = model_base_name(table)
         if table.source_format and source_key(table) in multi_stream:
@@ -566,6 +575,21 @@ def chosen_tables(tables: list[SourceTable], config: TypedTableConfig) -> list[S
     ]
 
 
+def viewed_tables(spark) -> dict[SourceTable, str]:
+    """The source tables the pipeline created typed views of (cdc_typed_views), each with their base name."""
+    relation = _cdc_relation("cdc_typed_views")
+    if not spark.catalog.tableExists(relation):
+        return {}
+    rows = spark.sql(
+        f"select source_format, source_database, source_schema, source_table, view_name from {relation}"
+        " where route_name is null"
+    ).collect()
+    return {
+        SourceTable(row.source_database, row.source_table, row.source_schema, row.source_format): row.view_name
+        for row in rows
+    }
+
+
 def multi_stream_tables(spark) -> set[tuple]:
     """The source_key of every table cdc_table_columns has seen in more than one source format."""
     relation = _cdc_relation("cdc_table_columns")
@@ -691,7 +715,12 @@ def main(argv: list[str] | None = None) -> int:
                 raise ScaffoldError("no source tables with row changes in cdc_events that cdc_typed_tables selects")
         route_bases = {route: config.model_name(route.name) for route in routes}
         bases = model_bases(
-            tables, scaffolded_tables(args.project_dir), multi_stream_tables(spark), config, route_bases.values()
+            tables,
+            scaffolded_tables(args.project_dir),
+            multi_stream_tables(spark),
+            config,
+            route_bases.values(),
+            viewed_tables(spark),
         )
         columns = table_columns(spark, tables, routes)
         planned = plan_files(

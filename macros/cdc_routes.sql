@@ -24,8 +24,9 @@
 
 
 {#
-    A predicate: the relation's source columns (unqualified when relation is none) match each pattern of
-    `match`; `columns` limits it to the columns a relation has (cdc_table_columns has no source_name).
+    A predicate, never null: the relation's source columns (unqualified when relation is none) match each
+    pattern of `match`; `columns` limits it to the columns a relation has (cdc_table_columns has no
+    source_name).
 #}
 {% macro cdc_match_predicate(relation, match, columns=none) -%}
     {%- set prefix = '' if relation is none else relation ~ '.' -%}
@@ -38,7 +39,7 @@
         {%- endif -%}
         {%- if columns is none or column in columns -%}
             {%- do conditions.append(
-                prefix ~ column ~ ' rlike ' ~ cdc_sql_string('^(?:' ~ pattern ~ ')$')
+                'coalesce(' ~ prefix ~ column ~ ' rlike ' ~ cdc_sql_string('^(?:' ~ pattern ~ ')$') ~ ', false)'
             ) -%}
         {%- endif -%}
     {%- endfor -%}
@@ -62,10 +63,7 @@
     source tables' columns, each typed by the most recently seen mapping in any of them.
 #}
 {% macro cdc_route_typed_columns(relation, name) %}
-    {%- set predicate = cdc_match_predicate(
-        none, cdc_route(name)['match'], ['source_format', 'source_database', 'source_schema', 'source_table']
-    ) -%}
-    {{- cdc_typed_value_columns(relation, cdc_typed_columns_where(predicate)) }}
+    {{- cdc_typed_value_columns(relation, cdc_typed_columns_where(cdc_route_table_predicate(none, name))) }}
 {% endmacro %}
 
 

@@ -1,18 +1,19 @@
-"""An estate, not a table: shards typed as one (routes), the tables a deployment chooses and how it names them, a
-shard that appears mid-stream, and a key declared where the source has none (README, "Typed tables and
-querying"). In a copy of the project whose dbt_project.yml declares (vars cdc_typed_tables):
+"""An estate, not a table: shards typed as one (routes), the tables a deployment chooses and how it names them, a shard
+that appears mid-stream, and a key declared where the source has none (README, "Typed tables and querying"). In a
+copy of the project whose dbt_project.yml declares (vars cdc_typed_tables):
 
 - route `orders`: Canal's order_db_0..3.orders_00..15, a key per shard; route `orders_by_id`, the same shards with
-  one current row per key across them; route `payments`: Tencent DTS's pay_db_0..3.payments_00..15, one current
-  row per key;
-- logs.page_views (Canal), a table without a primary key, given the key view_id; tmp.* left out; every model
-  name prefixed ods_.
+  one current row per key across them; route `payments`: Tencent DTS's pay_db_0..3.payments_00..15, one current row
+  per key;
+- logs.page_views (Canal), a table without a primary key, given the key view_id; tmp.* left out; every model name
+  prefixed ods_.
 
-Four batches, each followed by a scheduled run (cdc-build) but the last, a plain `dbt build`; cdc-scaffold writes
-the models once, after the first. Every shard but the 16th of each database inserts key 1 (the same key value in
-every shard) and a key of its own; `ALTER TABLE ... ADD COLUMN` reaches database 0's shards in batch 2 and the
-others' in batch 3; the 16th shard of each database appears in batch 2 and joins its route without a command.
-The expected rows are written by hand from the story, not read from the code.
+Four batches, each followed by a scheduled run (cdc-build) but the last, a plain `dbt build`. The first run creates
+the views of the routes and of the chosen tables without a model file; cdc-scaffold then writes their models, and a
+table that appears later (shop.items) is typed by the run that lands it. Every shard but the 16th of each database
+inserts key 1 (the same key value in every shard) and a key of its own; `ALTER TABLE ... ADD COLUMN` reaches
+database 0's shards in batch 2 and the others' in batch 3; the 16th shard of each database appears in batch 2 and
+joins its route without a command. The expected rows are written by hand from the story, not read from the code.
 """
 
 import itertools
@@ -77,7 +78,11 @@ def own_key(database: int, shard: int) -> int:
 
 
 PAGE_VIEWS = Table("logs", "page_views", {"view_id": "bigint(20)", "path": "varchar(64)"}, keys=())
+PAGE_VIEWS_WITH_REFERRER = Table(
+    "logs", "page_views", {"view_id": "bigint(20)", "path": "varchar(64)", "referrer": "varchar(64)"}, keys=()
+)
 SCRATCH = Table("tmp", "scratch", {"id": "bigint(20)"})
+ITEMS = Table("shop", "items", {"id": "bigint(20)", "name": "varchar(32)"}, {"id": -5, "name": 12})
 
 
 # ------------------------------------------------------------------------------------ the vendors' messages
@@ -115,8 +120,17 @@ def canal_batches() -> list[list[bytes]]:
         before = {"id": "1", "status": "new", **({"note": None} if d == 0 else {})}
         second.append(message(Change(table, UPDATE, before, paid, at)))
     second += [inserts(d, 15, 300 + d) for d in DATABASES]
+    second.append(message(Change(ITEMS, INSERT, None, {"id": "7", "name": "tea"}, ms(305))))
     second.append(
-        message(Change(PAGE_VIEWS, UPDATE, {"view_id": "1", "path": "/a"}, {"view_id": "1", "path": "/a2"}, ms(310)))
+        message(
+            Change(
+                PAGE_VIEWS_WITH_REFERRER,
+                UPDATE,
+                {"view_id": "1", "path": "/a", "referrer": None},
+                {"view_id": "1", "path": "/a2", "referrer": "/x"},
+                ms(310),
+            )
+        )
     )
     third = [add_note(d, s, 400 + 16 * d + s) for d in DATABASES[1:] for s in FIRST_SHARDS]
     for d, s in itertools.product(DATABASES[1:], FIRST_SHARDS):
@@ -224,6 +238,10 @@ class Estate:
         assert scaffold(["--project-dir", str(self.root)]) == 0
         self.project = type(self.project)(project_dir=self.root, dbt_vars=self.project.dbt_vars)
 
+    def views(self) -> list[str]:
+        """The typed views: every view of the schema with the settings' prefix."""
+        return sorted(row.viewName for row in self.spark.sql(f"show views in {SCHEMA} like 'ods_*'").collect())
+
     def rows(self, relation: str, columns: str) -> list[tuple]:
         return sorted(map(tuple, self.spark.sql(f"select {columns} from {SCHEMA}.{relation}").collect()))
 
@@ -235,21 +253,56 @@ def estate(spark, tmp_path_factory):
         estate = Estate(spark, tmp_path_factory)
         estate.land(0)
         estate.scheduled_run()
+        estate.views_before_scaffold = estate.views()
+        estate.orders_before_scaffold = estate.rows("ods_orders__current", "source_database, source_table, id")
         estate.scaffold()
         estate.scheduled_run()
         estate.land(1)
         estate.scheduled_run()
+        estate.items_when_they_appeared = estate.rows("ods_shop__items__canal_json__current", "id, name")
         estate.land(2)
         estate.project.run_checked(["build"])
         yield estate
         spark.sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
 
 
+def test_the_first_run_typed_the_routes_and_the_chosen_tables_without_a_model(estate):
+    assert estate.views_before_scaffold == [
+        "ods_logs__page_views__canal_json__current",
+        "ods_logs__page_views__canal_json__history",
+        "ods_orders__current",
+        "ods_orders__history",
+        "ods_orders_by_id__current",
+        "ods_orders_by_id__history",
+        "ods_payments__current",
+        "ods_payments__history",
+    ]
+    assert len(estate.orders_before_scaffold) == 4 * 15 * 2
+    assert ("order_db_2", "orders_07", own_key(2, 7)) in estate.orders_before_scaffold
+
+
+def test_a_table_that_appears_is_typed_by_the_run_that_lands_it(estate):
+    assert estate.items_when_they_appeared == [(7, "tea")]
+    assert "ods_shop__items__canal_json__current" in estate.views()
+    assert not list((estate.root / "models" / "tables").glob("*items*"))
+
+
+def test_views_are_created_for_what_has_no_model_and_only_then(estate):
+    # The routes' tables and logs.page_views were retyped after cdc-scaffold wrote their models: no new views.
+    assert estate.rows("cdc_typed_views", "view_name") == [
+        ("ods_logs__page_views__canal_json",),
+        ("ods_orders",),
+        ("ods_orders_by_id",),
+        ("ods_payments",),
+        ("ods_shop__items__canal_json",),
+    ]
+
+
 def test_cdc_scaffold_wrote_the_routes_and_the_chosen_tables_with_their_prefix(estate):
     written = sorted(path.name for path in (estate.root / "models" / "tables").glob("*.sql"))
     assert written == [
-        "ods_logs__page_views__current.sql",
-        "ods_logs__page_views__history.sql",
+        "ods_logs__page_views__canal_json__current.sql",
+        "ods_logs__page_views__canal_json__history.sql",
         "ods_orders__current.sql",
         "ods_orders__history.sql",
         "ods_orders_by_id__current.sql",
@@ -305,11 +358,15 @@ def test_a_route_history_keeps_each_shards_versions(estate):
 
 
 def test_a_declared_key_makes_a_keyless_table_a_table_of_keys(estate):
-    assert estate.rows("ods_logs__page_views__current", "view_id, path") == [(1, "/a2"), (2, "/b")]
-    history = estate.rows("ods_logs__page_views__history", "pk, path, is_current")
+    assert estate.rows("ods_logs__page_views__canal_json__current", "view_id, path, referrer") == [
+        (1, "/a2", "/x"),
+        (2, "/b", None),
+    ]
+    history = estate.rows("ods_logs__page_views__canal_json__history", "pk, path, is_current")
     assert history == [('["1"]', "/a", False), ('["1"]', "/a2", True), ('["2"]', "/b", True)]
 
 
-def test_an_excluded_table_has_no_typed_model_and_keeps_its_history(estate):
+def test_an_excluded_table_has_no_typed_view_and_keeps_its_history(estate):
     assert not list((estate.root / "models" / "tables").glob("*scratch*"))
+    assert not [view for view in estate.views() if "scratch" in view]
     assert estate.rows("cdc_current", "source_table").count(("scratch",)) == 1

@@ -89,3 +89,9 @@ def test_cdc_build_recreates_a_route_when_any_of_its_tables_changed_columns():
     route = parse_config({"routes": [SHARDS]}).route("orders")
     assert matches(route, ChangedTable("canal_json", "order_db_2", None, "orders_15", 7))
     assert not matches(route, ChangedTable("canal_json", "order_db_2", None, "refunds", 7))
+
+
+def test_a_table_the_pipeline_viewed_keeps_its_views_name_in_its_models():
+    items, orders = SourceTable("shop", "items", source_format="canal_json"), SourceTable("shop", "orders")
+    viewed = {items: "shop__items__canal_json", SourceTable("shop", "other", source_format="canal_json"): "shop__x"}
+    assert model_bases([items, orders], viewed=viewed) == ["shop__items__canal_json", "shop__orders"]
