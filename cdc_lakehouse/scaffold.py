@@ -56,6 +56,12 @@ HISTORY_METADATA_COLUMNS = (
 )
 # The metadata columns the history view computes; the others are cdc_history's.
 COMPUTED_METADATA_COLUMNS = {"chain_id": "{{ history_chain_id('versions') }}"}
+METADATA_SELECT = ",\n".join(
+    f"    {COMPUTED_METADATA_COLUMNS[column]} as {column}"
+    if column in COMPUTED_METADATA_COLUMNS
+    else f"    versions.{column}"
+    for column in HISTORY_METADATA_COLUMNS
+)
 
 
 # The tag and meta key of a typed history model (cdc_lakehouse/scheduled_build.py reads them).
@@ -173,18 +179,12 @@ def model_config(table: SourceTable) -> str:
 
 def history_sql(table: SourceTable) -> str:
     arguments = table_arguments(table)
-    metadata = ",\n".join(
-        f"    {COMPUTED_METADATA_COLUMNS[column]} as {column}"
-        if column in COMPUTED_METADATA_COLUMNS
-        else f"    versions.{column}"
-        for column in HISTORY_METADATA_COLUMNS
-    )
     return (
         # No name of the table here but as a Jinja string literal: a name could end a comment or a string.
         "-- Written by cdc-scaffold: every version of the source table, one typed column per source column,\n"
         '-- a view over cdc_history (README, "Typed tables and querying").\n'
         + model_config(table)
-        + f"select\n{metadata}\n"
+        + f"select\n{METADATA_SELECT}\n"
         f"    {{{{- cdc_typed_columns('versions', {arguments}) }}}}\n"
         "from {{ ref('cdc_history') }} as versions\n"
         "where\n"
@@ -205,16 +205,10 @@ def current_sql(table: SourceTable, base: str) -> str:
 def route_history_sql(route: Route) -> str:
     """The history view of a route: its name (checked: lower-case letters, digits and _) is the only text
     from the settings here; its patterns reach SQL through the macros, as string literals."""
-    metadata = ",\n".join(
-        f"    {COMPUTED_METADATA_COLUMNS[column]} as {column}"
-        if column in COMPUTED_METADATA_COLUMNS
-        else f"    versions.{column}"
-        for column in HISTORY_METADATA_COLUMNS
-    )
     return (
         f"-- Written by cdc-scaffold: every version of the source tables of route {route.name} (dbt_project.yml,\n"
         "-- vars cdc_typed_tables), one typed column per column any of them has, a view over cdc_history.\n"
-        f"select\n{metadata}\n"
+        f"select\n{METADATA_SELECT}\n"
         f"    {{{{- cdc_route_typed_columns('versions', '{route.name}') }}}}\n"
         "from {{ ref('cdc_history') }} as versions\n"
         "where\n"
