@@ -45,7 +45,15 @@
             {{ predicate }}
         order by last_seen_at desc, column_position
     {%- endset -%}
-    {%- set rows = run_query(query).rows -%}
+    {{ return(cdc_typed_columns_of(run_query(query).rows)) }}
+{% endmacro %}
+
+
+{#
+    Typed columns (dicts of name, alias, spark_type, parse_rule) of rows of cdc_table_columns, the most
+    recently seen first: one per name, the first row's mapping, in column_position order.
+#}
+{% macro cdc_typed_columns_of(rows) %}
     {%- set by_name = {} -%}
     {%- for row in rows -%}
         {%- if row['column_name'] | lower not in by_name -%}

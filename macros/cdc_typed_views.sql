@@ -5,21 +5,24 @@
 #}
 
 {#
-    The base name of a table's views: <database>__[<schema>__]<table>__<format> with the settings' prefix and
-    suffix, each part lower-case [a-z0-9_] (40 characters at most), and a hash of the name when that changed
-    it (a capital, a name of another script, a character outside [a-z0-9_], a run of _, a cut): two names that
-    differ never share a view.
+    The base name cdc-scaffold gives a table's models (cdc_lakehouse/scaffold.py, model_base_name): each part
+    lower-case [a-z0-9_] (40 characters at most), no_database for a null database, `__<format>` when
+    `multi_stream` (SQL) says the table comes from more than one format, the settings' prefix and suffix. A
+    name with characters outside ASCII gets a hash of it (cdc-scaffold transliterates it too: it keeps this
+    name when it writes the table's models).
 #}
-{% macro cdc_typed_view_base_name(relation) -%}
+{% macro cdc_typed_view_base_name(relation, multi_stream) -%}
     {%- set settings = cdc_typed_tables_config() -%}
-    concat_ws(
-        '__',
-        {{ cdc_sql_string(settings.get('name_prefix') or '') }}
-        || {{ cdc_view_name_part('coalesce(' ~ relation ~ ".source_database, 'no_database')") }},
-        {{ cdc_view_name_part(relation ~ '.source_schema') }},
-        {{ cdc_view_name_part(relation ~ '.source_table') }},
-        {{ cdc_view_name_part(relation ~ '.source_format') }}
-        || {{ cdc_sql_string(settings.get('name_suffix') or '') }}
+    concat(
+        {{ cdc_sql_string(settings.get('name_prefix') or '') }},
+        concat_ws(
+            '__',
+            {{ cdc_view_name_part('coalesce(' ~ relation ~ ".source_database, 'no_database')") }},
+            {{ cdc_view_name_part(relation ~ '.source_schema') }},
+            {{ cdc_view_name_part(relation ~ '.source_table') }},
+            if({{ multi_stream }}, {{ cdc_view_name_part(relation ~ '.source_format') }}, null)
+        ),
+        {{ cdc_sql_string(settings.get('name_suffix') or '') }}
     )
 {%- endmacro %}
 
@@ -32,11 +35,7 @@
             coalesce(nullif(regexp_replace(substr(regexp_replace(regexp_replace(
                 regexp_replace(lower({{ name }}), '[^a-z0-9_]', '_'), '_+', '_'), '^_|_$', ''), 1, 40), '_$', ''), ''),
                 'unnamed'),
-            if(
-                {{ name }} rlike '^[a-z0-9]+(_[a-z0-9]+)*$' and length({{ name }}) <= 40,
-                '',
-                concat('_', substr(sha2({{ name }}, 256), 1, 6))
-            )
+            if({{ name }} rlike '[^\\x00-\\x7f]', concat('_', substr(sha2({{ name }}, 256), 1, 6)), '')
         )
     )
 {%- endmacro %}
@@ -54,16 +53,18 @@
     {%- set created = run_query(
         'select * from ' ~ this ~ ' where cdc_batch_id = ' ~ batch.batch_id ~ ' order by view_name'
     ).rows -%}
+    {%- if created | length == 0 -%}
+        {{ return('') }}
+    {%- endif -%}
+    {%- set columns_of = cdc_typed_columns_of_views(batch) -%}
     {%- for view in created -%}
         {%- if view['route_name'] is not none -%}
             {%- set history_filter = cdc_route_filter('versions', view['route_name']) -%}
-            {%- set columns_predicate = cdc_route_table_predicate(none, view['route_name']) -%}
         {%- else -%}
-            {%- set table_arguments = [
-                view['source_database'], view['source_table'], view['source_format'], view['source_schema']
-            ] -%}
-            {%- set history_filter = cdc_source_table_filter('versions', *table_arguments) -%}
-            {%- set columns_predicate = cdc_source_table_filter(none, *table_arguments) -%}
+            {%- set history_filter = cdc_source_table_filter(
+                'versions', view['source_database'], view['source_table'], view['source_format'],
+                view['source_schema']
+            ) -%}
         {%- endif -%}
         {%- set history = api.Relation.create(
             database=this.database, schema=this.schema, identifier=view['view_name'] ~ '__history'
@@ -78,7 +79,7 @@
                 {{ history_chain_id('versions') if column == 'chain_id' else 'versions.' ~ column }} as {{ column }}
                 {{- ',' if not loop.last }}
             {%- endfor %}
-                {{- cdc_typed_value_columns('versions', cdc_typed_columns_where(columns_predicate)) }}
+                {{- cdc_typed_value_columns('versions', columns_of.get(view['view_name'], [])) }}
             from {{ ref('cdc_history') }} as versions
             where {{ history_filter }}
         {%- endcall -%}
@@ -91,6 +92,51 @@
         {%- endcall -%}
     {%- endfor -%}
     {{ return('') }}
+{% endmacro %}
+
+
+{#
+    The typed columns of each view pair cdc_typed_views appended in the batch, by view name, from one query
+    of cdc_table_columns (a first run may create thousands).
+#}
+{% macro cdc_typed_columns_of_views(batch) %}
+    {%- set routes = cdc_typed_tables_config().get('routes') or [] -%}
+    {%- set query -%}
+        select
+            typed_views.view_name,
+            table_columns.column_name,
+            table_columns.spark_type,
+            table_columns.parse_rule,
+            table_columns.column_position,
+            table_columns.last_seen_at
+        from {{ this }} as typed_views
+        inner join {{ ref('cdc_table_columns') }} as table_columns
+            on
+                (
+                    typed_views.route_name is null
+                    and typed_views.source_format = table_columns.source_format
+                    and typed_views.source_database <=> table_columns.source_database
+                    and typed_views.source_schema <=> table_columns.source_schema
+                    and typed_views.source_table = table_columns.source_table
+                )
+                {%- for route in routes %}
+                    or (
+                        typed_views.route_name = {{ cdc_sql_string(route['name']) }}
+                        and {{ cdc_route_table_predicate('table_columns', route['name']) }}
+                    )
+                {%- endfor %}
+        where typed_views.cdc_batch_id = {{ batch.batch_id }}
+        order by typed_views.view_name, table_columns.last_seen_at desc, table_columns.column_position
+    {%- endset -%}
+    {%- set rows_of = {} -%}
+    {%- for row in run_query(query).rows -%}
+        {%- do rows_of.setdefault(row['view_name'], []).append(row) -%}
+    {%- endfor -%}
+    {%- set columns_of = {} -%}
+    {%- for view_name, rows in rows_of.items() -%}
+        {%- do columns_of.update({view_name: cdc_typed_columns_of(rows)}) -%}
+    {%- endfor -%}
+    {{ return(columns_of) }}
 {% endmacro %}
 
 
@@ -116,6 +162,20 @@
     {%- endfor -%}
     {{ 'not (' ~ typed | join(' or ') ~ ')' if typed else 'true' }}
 {%- endmacro %}
+
+
+{# The base names of the project's typed models (their history model's name less __history). #}
+{% macro cdc_typed_model_bases() %}
+    {%- set bases = [] -%}
+    {%- if not execute -%}
+        {{ return(bases) }}
+    {%- endif -%}
+    {%- for node in (graph.get('nodes') or {}).values()
+        if node.resource_type == 'model' and 'cdc_typed_table' in node.tags -%}
+        {%- do bases.append(node.name | replace('__history', '')) -%}
+    {%- endfor -%}
+    {{ return(bases) }}
+{% endmacro %}
 
 
 {# The routes whose models the project has (a typed model's meta cdc_route). #}

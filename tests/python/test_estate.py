@@ -259,7 +259,7 @@ def estate(spark, tmp_path_factory):
         estate.scheduled_run()
         estate.land(1)
         estate.scheduled_run()
-        estate.items_when_they_appeared = estate.rows("ods_shop__items__canal_json__current", "id, name")
+        estate.items_when_they_appeared = estate.rows("ods_shop__items__current", "id, name")
         estate.land(2)
         estate.project.run_checked(["build"])
         yield estate
@@ -268,8 +268,8 @@ def estate(spark, tmp_path_factory):
 
 def test_the_first_run_typed_the_routes_and_the_chosen_tables_without_a_model(estate):
     assert estate.views_before_scaffold == [
-        "ods_logs__page_views__canal_json__current",
-        "ods_logs__page_views__canal_json__history",
+        "ods_logs__page_views__current",
+        "ods_logs__page_views__history",
         "ods_orders__current",
         "ods_orders__history",
         "ods_orders_by_id__current",
@@ -283,26 +283,26 @@ def test_the_first_run_typed_the_routes_and_the_chosen_tables_without_a_model(es
 
 def test_a_table_that_appears_is_typed_by_the_run_that_lands_it(estate):
     assert estate.items_when_they_appeared == [(7, "tea")]
-    assert "ods_shop__items__canal_json__current" in estate.views()
+    assert "ods_shop__items__current" in estate.views()
     assert not list((estate.root / "models" / "tables").glob("*items*"))
 
 
 def test_views_are_created_for_what_has_no_model_and_only_then(estate):
     # The routes' tables and logs.page_views were retyped after cdc-scaffold wrote their models: no new views.
     assert estate.rows("cdc_typed_views", "view_name") == [
-        ("ods_logs__page_views__canal_json",),
+        ("ods_logs__page_views",),
         ("ods_orders",),
         ("ods_orders_by_id",),
         ("ods_payments",),
-        ("ods_shop__items__canal_json",),
+        ("ods_shop__items",),
     ]
 
 
 def test_cdc_scaffold_wrote_the_routes_and_the_chosen_tables_with_their_prefix(estate):
     written = sorted(path.name for path in (estate.root / "models" / "tables").glob("*.sql"))
     assert written == [
-        "ods_logs__page_views__canal_json__current.sql",
-        "ods_logs__page_views__canal_json__history.sql",
+        "ods_logs__page_views__current.sql",
+        "ods_logs__page_views__history.sql",
         "ods_orders__current.sql",
         "ods_orders__history.sql",
         "ods_orders_by_id__current.sql",
@@ -358,11 +358,11 @@ def test_a_route_history_keeps_each_shards_versions(estate):
 
 
 def test_a_declared_key_makes_a_keyless_table_a_table_of_keys(estate):
-    assert estate.rows("ods_logs__page_views__canal_json__current", "view_id, path, referrer") == [
+    assert estate.rows("ods_logs__page_views__current", "view_id, path, referrer") == [
         (1, "/a2", "/x"),
         (2, "/b", None),
     ]
-    history = estate.rows("ods_logs__page_views__canal_json__history", "pk, path, is_current")
+    history = estate.rows("ods_logs__page_views__history", "pk, path, is_current")
     assert history == [('["1"]', "/a", False), ('["1"]', "/a2", True), ('["2"]', "/b", True)]
 
 
