@@ -146,12 +146,7 @@
 #}
 {% macro cdc_not_typed_by_a_model(relation) -%}
     {%- set typed = [] -%}
-    {%- if not execute -%}
-        {{ return('true') }}
-    {%- endif -%}
-    {#- A unit test's graph has no nodes. -#}
-    {%- for node in (graph.get('nodes') or {}).values()
-        if node.resource_type == 'model' and 'cdc_typed_table' in node.tags -%}
+    {%- for node in cdc_typed_model_nodes() -%}
         {%- set source_table = node.config.meta.get('cdc_source_table') -%}
         {%- if source_table -%}
             {%- do typed.append('(' ~ cdc_source_table_filter(
@@ -164,14 +159,24 @@
 {%- endmacro %}
 
 
+{# The project's typed models (tag cdc_typed_table: a table's or a route's history model). #}
+{% macro cdc_typed_model_nodes() %}
+    {%- set nodes = [] -%}
+    {#- None while dbt parses; a unit test's graph has none. -#}
+    {%- if execute -%}
+        {%- for node in (graph.get('nodes') or {}).values()
+            if node.resource_type == 'model' and 'cdc_typed_table' in node.tags -%}
+            {%- do nodes.append(node) -%}
+        {%- endfor -%}
+    {%- endif -%}
+    {{ return(nodes) }}
+{% endmacro %}
+
+
 {# The base names of the project's typed models (their history model's name less __history). #}
 {% macro cdc_typed_model_bases() %}
     {%- set bases = [] -%}
-    {%- if not execute -%}
-        {{ return(bases) }}
-    {%- endif -%}
-    {%- for node in (graph.get('nodes') or {}).values()
-        if node.resource_type == 'model' and 'cdc_typed_table' in node.tags -%}
+    {%- for node in cdc_typed_model_nodes() -%}
         {%- do bases.append(node.name | replace('__history', '')) -%}
     {%- endfor -%}
     {{ return(bases) }}
@@ -181,11 +186,7 @@
 {# The routes whose models the project has (a typed model's meta cdc_route). #}
 {% macro cdc_routes_with_models() %}
     {%- set routes = [] -%}
-    {%- if not execute -%}
-        {{ return(routes) }}
-    {%- endif -%}
-    {%- for node in (graph.get('nodes') or {}).values()
-        if node.resource_type == 'model' and 'cdc_typed_table' in node.tags -%}
+    {%- for node in cdc_typed_model_nodes() -%}
         {%- if node.config.meta.get('cdc_route') -%}
             {%- do routes.append(node.config.meta.get('cdc_route')) -%}
         {%- endif -%}
