@@ -17,7 +17,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-route bench-dts-history clean
+.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-monitoring prometheus test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-route bench-dts-history clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -31,7 +31,8 @@ help:
 	@echo "make test-kafka   cdc-ingest from a real Kafka broker (started on 127.0.0.1), then dbt build"
 	@echo "make test-orchestration  installs the airflow and dagster extras; their scheduler and daemon run the scheduled run, audit, maintenance"
 	@echo "make test-cluster dbt build on a shared deployment: a standalone master and two workers, the metastore on PostgreSQL, the warehouse on HDFS; two builds at once"
-	@echo "make test-deploy  test-orchestration and test-cluster: before a change to scheduling, ingest, the lease, maintenance or the cluster profile is done"
+	@echo "make test-monitoring a Prometheus server scraping cdc-run and evaluating the alert rules over a healthy and a stalled runner"
+	@echo "make test-deploy  test-orchestration, test-cluster and test-monitoring: before a change to scheduling, ingest, the lease, maintenance or the cluster profile is done"
 	@echo "make executor-env the packed Python environment cluster executors run the UDFs with"
 	@echo "make test-history-property  the history property test over 20 random change streams per format"
 	@echo "make docs         dbt docs generate (target/index.html) on the warehouse"
@@ -73,6 +74,14 @@ $(HDFS_JARS): jars/hdfs/pom.xml
 	touch $@
 
 hdfs: $(HDFS_JARS)
+
+# Prometheus (Debian's package, unpacked here: nothing is installed on the system) for make test-monitoring.
+PROMETHEUS := jars/prometheus/usr/bin/prometheus
+$(PROMETHEUS):
+	rm -rf jars/prometheus && mkdir -p jars/prometheus
+	cd jars/prometheus && apt-get download -q prometheus && dpkg-deb -x prometheus_*.deb . && rm prometheus_*.deb
+
+prometheus: $(PROMETHEUS)
 
 # What cluster executors run the UDFs with (profile `cluster`, spark.archives): a virtual environment with
 # python_udfs and the packages it imports, at the versions of .venv, packed by venv-pack. Executors unpack it
@@ -162,7 +171,12 @@ test-setup: setup kafka-broker
 
 # The real-scheduler and shared-deployment suites: run them before a change to scheduling, ingest, the
 # lease, maintenance or the cluster profile is called done (CONTRIBUTING.md). CI does not.
-test-deploy: test-orchestration test-cluster
+test-deploy: test-orchestration test-cluster test-monitoring
+
+# A Prometheus server on 127.0.0.1 scraping cdc-run beside a Kafka broker, evaluating the project's alert rules
+# (monitoring/prometheus/): their promtool unit tests, then a healthy runner (no alert) and a stalled one.
+test-monitoring: setup kafka-broker prometheus
+	$(BIN)/pytest -q -m monitoring --durations=10
 
 # Airflow's scheduler (LocalExecutor) and Dagster's daemon, started on 127.0.0.1, running their schedules
 # against a real Kafka broker, with their extras.

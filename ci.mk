@@ -15,5 +15,5 @@ TEST_JAVA_OPTIONS := -XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m \
 ONE_TASK_STAGES := -Dspark.sql.adaptive.enabled=false
 
 lint test-python test-unit test-cluster: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS)
-test-slow test-kafka test-orchestration test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(ONE_TASK_STAGES)
-test-slow test-kafka test-orchestration test-history-property: export CDC_SHUFFLE_PARTITIONS ?= 1
+test-slow test-kafka test-orchestration test-monitoring test-history-property: export CDC_JAVA_OPTIONS ?= $(TEST_JAVA_OPTIONS) $(ONE_TASK_STAGES)
+test-slow test-kafka test-orchestration test-monitoring test-history-property: export CDC_SHUFFLE_PARTITIONS ?= 1

@@ -14,7 +14,10 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
   by a row or two (a replicated database changing at once); `all_tables_over_one_table` is its cost beside
   `one_table`'s;
 - `one_table_all_typed`: the one-table change, built as `dbt build --selector scheduled` builds it, every
-  typed table in the run.
+  typed table in the run;
+- `one_table_metrics`: the one-table runs again, each beside one of `one_table`'s (alternating), with what
+  cdc-run does after a run when its metrics are on (the batch's tables and quarantine read, the textfile
+  written) where `one_table`'s write the run's record alone: `metrics_over_off` is the cost of metrics.
 Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png. With `--tables N
 --output PATH` (make bench-many-tables), N source tables and their typed tables instead of 20, the changed
 table the sixth (or the last), and the figures written to PATH without the run of every typed table; with
@@ -88,8 +91,10 @@ def measure(
     fresh_warehouse()
     from bench.generate import DRS_AVRO_SCHEMA
     from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.metrics import Metrics
+    from cdc_lakehouse.run_outcome import record_run
     from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
-    from cdc_lakehouse.scheduled_build import scheduled_build
+    from cdc_lakehouse.scheduled_build import pipeline_schema, scheduled_build
     from cdc_lakehouse.session import open_session, profile_spark_settings
     from cdc_lakehouse.typed_table_config import parse_config
 
@@ -109,22 +114,34 @@ def measure(
     project = DbtProject(project_dir=BENCH_PROJECT_DIR, callbacks=[statements], dbt_vars=dbt_vars)
     parse_s, _ = timed(project.manifest)
 
-    def build():
+    schema = pipeline_schema(project.manifest())
+
+    def build(metrics: Metrics | None = None):
         outcome = scheduled_build(project, spark)
         print(f"bench-changed: {outcome.summary()}", flush=True)
         if not outcome.succeeded:
             raise SystemExit(f"bench-changed: failed: {', '.join(outcome.failures)}")
+        record_run(spark, schema, metrics, outcome, outcome.succeeded, outcome.failures)
         return outcome
+
+    metrics = Metrics()
+    metrics.add_runs(schema)
+    metrics.textfile = RESULTS_DIR.parent / "work" / "changed-metrics.prom"
 
     land(spark, events, seed, first_seq=0, tables=names)
     seeds = itertools.count(seed + 1)
     first_s, first = timed(build)
     idle_s = statistics.median(timed(build)[0] for _ in range(3))
-    one_table_runs = []
-    for number in range(WARMUP_RUNS + ONE_TABLE_RUNS):
+    one_table_runs, metrics_runs = [], []
+    small_runs = WARMUP_RUNS + ONE_TABLE_RUNS * (1 if as_route else 2)
+    for number in range(small_runs):
         land(spark, small, next(seeds), first_seq=events + number * small, tables=(changed_table,))
         statements.statements.clear()
-        one_table_runs.append((*timed(build), list(statements.statements)))
+        with_metrics = not as_route and number >= WARMUP_RUNS and (number - WARMUP_RUNS) % 2 == 1
+        if with_metrics:
+            metrics_runs.append(timed(lambda: build(metrics))[0])
+        else:
+            one_table_runs.append((*timed(build), list(statements.statements)))
     warmup_runs, one_table_runs = one_table_runs[:WARMUP_RUNS], one_table_runs[WARMUP_RUNS:]
     one_table_s, one_table, one_table_statements = sorted(one_table_runs, key=lambda run: run[0])[ONE_TABLE_RUNS // 2]
     changed = {
@@ -153,8 +170,13 @@ def measure(
     }
     if as_route:
         return changed
+    changed |= {
+        "one_table_metrics_s": statistics.median(metrics_runs),
+        "one_table_metrics_runs_s": metrics_runs,
+        "metrics_over_off": round(statistics.median(metrics_runs) / one_table_s, 2),
+    }
     formats = 9
-    after_one_table = events + (WARMUP_RUNS + ONE_TABLE_RUNS) * small
+    after_one_table = events + small_runs * small
     for number, name in enumerate(names):
         land(spark, formats, next(seeds), first_seq=after_one_table + number * formats, tables=(name,))
     statements.statements.clear()

@@ -11,11 +11,14 @@ import json
 import os
 import signal
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from cdc_lakehouse.command_line import OneLineParser
+from cdc_lakehouse.command_line import OneLineParser, add_metrics_arguments
 from cdc_lakehouse.ingest_config import IngestConfig, IngestConfigError, kafka_client_settings, load_config
+from cdc_lakehouse.kafka_offsets import KafkaOffsets, Partition, offsets_latest, offsets_read
 from cdc_lakehouse.landing_table import LANDING_COLUMNS
 
 DEFAULT_CONFIG = "ingest.yml"
@@ -24,6 +27,8 @@ SUBSCRIPTION_FILE = "cdc-ingest-subscription.json"
 # Kafka's record timestamp types (org.apache.kafka.common.record.TimestampType), as Spark gives their ids: a
 # LogAppendTime topic's timestamp is the broker's append time, not the producer's.
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
+# A consumer group whose commit failed is tried again after the next micro-batch, at most this often.
+COMMIT_RETRY_SECONDS = 30.0
 
 
 def subscription(config: IngestConfig, topics: list[str]) -> dict[str, str]:
@@ -94,34 +99,94 @@ def with_source_format(config: IngestConfig, records):
 
 
 class Progress:
-    """What cdc-ingest prints: a line per micro-batch, then the lag of every partition at the end."""
+    """What ingest does besides landing: a line per micro-batch and the lag of every partition at the end
+    (cdc-ingest's), the messages landed by format (metrics), and after each micro-batch its end offsets
+    committed to each topic's consumer group (ingest.yml) and recorded for the backlog metrics."""
 
-    def __init__(self, config: IngestConfig, prints: bool = True) -> None:
+    def __init__(
+        self,
+        config: IngestConfig,
+        prints: bool = True,
+        kafka: KafkaOffsets | None = None,
+        metrics=None,
+        client_settings: dict[str, str] | None = None,
+    ) -> None:
         self.config = config
         # cdc-run prints one line per run of its own instead.
         self.prints = prints
+        self.kafka = kafka
+        self.metrics = metrics
+        self.client_settings = client_settings or {}
         self.batches = 0
         self.messages = 0
         self.landed = 0
+        self._committed: dict[str, dict[Partition, int]] = {}
+        self._retry_at: dict[str, float] = {}
 
     def land(self, records, batch_id: int) -> None:
         from cdc_lakehouse.landing_table import land_new_messages
 
         rows = with_source_format(self.config, records).persist()
         try:
-            messages = rows.count()
+            by_format = messages_by_format(rows)
+            messages = sum(by_format.values())
             landed = land_new_messages(rows) if messages else 0
+            if landed < messages:  # a micro-batch replayed after a crash: some of it had landed
+                by_format = landed_by_format(rows)
         finally:
             rows.unpersist()
         self.batches += 1
         self.messages += messages
         self.landed += landed
+        if self.metrics is not None:
+            self.metrics.record_landed(by_format)
         if not self.prints:
             return
         print(
             f"cdc-ingest: batch {batch_id}: {messages} messages, {landed} landed, {messages - landed} already there",
             flush=True,
         )
+
+    def follow(self, query, stopping: Callable[[], bool]) -> None:
+        """Until the stream ends, or stopping() says so (then stopped): after each micro-batch, after_batch."""
+        try:
+            while not query.awaitTermination(2):
+                if stopping():
+                    query.stop()
+                self.after_batch(query.lastProgress)
+        finally:
+            self.after_batch(query.lastProgress, retry_now=True)
+
+    def after_batch(self, progress: dict | None, retry_now: bool = False) -> None:
+        """The offsets the last micro-batch landed up to: recorded, and committed to the consumer groups. A
+        commit that fails is said on stderr and tried again later: the checkpoint, not the group, is where
+        ingest resumes, so it never lands twice nor stops for it."""
+        landed = offsets_read(progress)
+        if self.metrics is not None:
+            self.metrics.record_offsets(landed, offsets_latest(progress))
+        by_group: dict[str, dict[Partition, int]] = {}
+        for partition, offset in landed.items():
+            group = self.config.consumer_group_of(partition[0])
+            if group:
+                by_group.setdefault(group, {})[partition] = offset
+        for group, offsets in sorted(by_group.items()):
+            if self._committed.get(group) == offsets or (
+                not retry_now and time.monotonic() < self._retry_at.get(group, 0)
+            ):
+                continue
+            try:
+                self.kafka.commit(group, offsets)
+                self._committed[group] = offsets
+            except Exception as exc:
+                self._retry_at[group] = time.monotonic() + COMMIT_RETRY_SECONDS
+                if self.metrics is not None:
+                    self.metrics.commit_failures.labels(group).inc()
+                print(
+                    f"cdc-ingest: consumer group {group}: landed offsets not committed, tried again after a later "
+                    f"micro-batch: {without_secrets(exc, self.client_settings)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     def report_end(self, last_progress: dict | None) -> None:
         print(
@@ -131,6 +196,24 @@ class Progress:
         for topic, lags in sorted(partition_lags(last_progress).items()):
             listed = ", ".join(f"{partition}: {lag}" for partition, lag in sorted(lags.items()))
             print(f"cdc-ingest: lag of {topic} by partition: {listed}", flush=True)
+
+
+def messages_by_format(rows) -> dict[str, int]:
+    counts = rows.groupBy("source_format").count().collect()
+    return {row.source_format: row["count"] for row in counts}
+
+
+def landed_by_format(rows) -> dict[str, int]:
+    """Of a micro-batch's rows, those the landing MERGE inserted (not there before it), by format: landing's
+    rows at their positions with the micro-batch's ingestion time."""
+    from pyspark.sql import functions as F
+
+    from cdc_lakehouse.landing_table import LANDING_TABLE
+
+    ingested_at = rows.select(F.max("ingested_at")).first()[0]
+    landing = rows.sparkSession.table(LANDING_TABLE).where(F.col("ingested_at") == F.lit(ingested_at))
+    positions = ["topic", "kafka_partition", "kafka_offset"]
+    return messages_by_format(landing.select(*positions, "source_format").join(rows.select(*positions), positions))
 
 
 def partition_lags(last_progress: dict | None) -> dict[str, dict[int, int]]:
@@ -177,6 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--every", metavar="INTERVAL", help="keep running, a micro-batch per interval ('30 seconds'), until stopped"
     )
+    add_metrics_arguments(parser, serves=True)
     return parser
 
 
@@ -190,6 +274,10 @@ class IngestJob:
     name: str = DEFAULT_NAME
     checkpoint: str | None = None
     starting_offsets: str = "earliest"
+
+    def kafka_offsets(self, spark) -> KafkaOffsets:
+        """The broker's offsets and consumer groups, with this job's client settings."""
+        return KafkaOffsets(spark.sparkContext._jvm, self.client_settings)
 
     def start(self, spark, every: str | None = None, progress: "Progress | None" = None):
         """The stream, started: availableNow, or a micro-batch per interval `every`. Raises IngestConfigError
@@ -235,10 +323,13 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         print(f"cdc-ingest: error: {exc}", file=sys.stderr)
         return 2
 
+    from cdc_lakehouse.metrics import metrics_for
     from cdc_lakehouse.session import open_session, profile_spark_settings
 
     spark = open_session(profile_spark_settings(args.target))
-    progress = Progress(job.config)
+    kafka = job.kafka_offsets(spark)
+    metrics = metrics_for(args, kafka=kafka)
+    progress = Progress(job.config, kafka=kafka, metrics=metrics, client_settings=job.client_settings)
     try:
         query = job.start(spark, args.every, progress)
     except IngestConfigError as exc:
@@ -248,21 +339,27 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     signal.signal(signal.SIGTERM, lambda *_: stop_requested.append(True))
     try:
         # In short waits, so that a SIGTERM or Ctrl-C is handled between them.
-        while not query.awaitTermination(2):
-            if stop_requested:
-                query.stop()
+        progress.follow(query, lambda: bool(stop_requested))
     except KeyboardInterrupt:
         query.stop()
     except Exception as exc:  # a StreamingQueryException
         print(f"cdc-ingest: error: the stream stopped: {without_secrets(exc, job.client_settings)}", file=sys.stderr)
         return 1
+    finally:
+        if metrics is not None:
+            metrics.record_ingest_end()
+            metrics.publish()
+        kafka.close()
     progress.report_end(query.lastProgress)
     return 0
 
 
 def without_secrets(exc: Exception, client_settings: dict[str, str]) -> str:
-    """The first line of an error, with the value of any credential setting masked in case a client quoted it."""
-    text = (getattr(exc, "desc", None) or str(exc)).strip()
+    """The first line of an error (a Java one's exception and message), with the value of any credential setting
+    masked in case a client quoted it."""
+    java_exception = getattr(exc, "java_exception", None)
+    text = (str(java_exception.toString()) if java_exception is not None else None) or getattr(exc, "desc", None)
+    text = (text or str(exc)).strip()
     line = text.splitlines()[0] if text else type(exc).__name__
     for setting, value in client_settings.items():
         if value and any(word in setting for word in ("password", "jaas", "secret", "token", "key")):

@@ -30,6 +30,8 @@ class TopicRule:
     source_format: str
     topic: str | None = None
     pattern: str | None = None
+    # The consumer group ingest commits the landed offsets of these topics to, for the vendor's console.
+    consumer_group: str | None = None
 
     @property
     def regex(self) -> str:
@@ -51,9 +53,18 @@ class IngestConfig:
     # Spark Kafka source options (maxOffsetsPerTrigger, failOnDataLoss, ...); never kafka.* settings.
     source_options: Mapping[str, str] = field(default_factory=dict)
 
-    def format_of(self, topic: str) -> str | None:
+    def rule_of(self, topic: str) -> TopicRule | None:
+        """The rule a topic follows: the first by precedence that matches it."""
         matching = sorted((rule for rule in self.rules if rule.matches(topic)), key=lambda rule: rule.precedence)
-        return matching[0].source_format if matching else None
+        return matching[0] if matching else None
+
+    def format_of(self, topic: str) -> str | None:
+        rule = self.rule_of(topic)
+        return rule.source_format if rule else None
+
+    def consumer_group_of(self, topic: str) -> str | None:
+        rule = self.rule_of(topic)
+        return rule.consumer_group if rule else None
 
     def ordered_rules(self) -> list[TopicRule]:
         return sorted(self.rules, key=lambda rule: rule.precedence)
@@ -99,8 +110,12 @@ def _set_elsewhere(option: str) -> str | None:
 
 def _rule(path: Path, number: int, entry: object) -> TopicRule:
     where = f"{path}: topics entry {number}"
-    if not isinstance(entry, dict) or set(entry) not in ({"topic", "format"}, {"pattern", "format"}):
-        raise IngestConfigError(f"{where}: expected `format` and one of `topic`, `pattern`")
+    keys = set(entry) - {"consumer_group"} if isinstance(entry, dict) else None
+    if keys not in ({"topic", "format"}, {"pattern", "format"}):
+        raise IngestConfigError(f"{where}: expected `format` and one of `topic`, `pattern` (and `consumer_group`)")
+    group = entry.get("consumer_group")
+    if group is not None and (not isinstance(group, str) or not group.strip()):
+        raise IngestConfigError(f"{where}: consumer_group must be a non-empty name")
     source_format = entry["format"]
     if source_format not in SOURCE_FORMATS:
         raise IngestConfigError(
@@ -109,12 +124,12 @@ def _rule(path: Path, number: int, entry: object) -> TopicRule:
     if "topic" in entry:
         if not isinstance(entry["topic"], str) or not entry["topic"].strip():
             raise IngestConfigError(f"{where}: topic must be a non-empty name")
-        return TopicRule(source_format, topic=entry["topic"])
+        return TopicRule(source_format, topic=entry["topic"], consumer_group=group)
     try:
         re.compile(entry["pattern"])
     except (re.error, TypeError) as exc:
         raise IngestConfigError(f"{where}: pattern {entry['pattern']!r} is not a regular expression ({exc})") from None
-    return TopicRule(source_format, pattern=entry["pattern"])
+    return TopicRule(source_format, pattern=entry["pattern"], consumer_group=group)
 
 
 def _option_text(value: object) -> str:

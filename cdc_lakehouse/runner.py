@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 
-from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
+from cdc_lakehouse.command_line import OneLineParser, add_metrics_arguments, add_project_dir_argument
 from cdc_lakehouse.ingest import IngestJob, Progress, add_ingest_arguments, ingest_job, partition_lags, without_secrets
 from cdc_lakehouse.ingest_config import IngestConfigError
 from cdc_lakehouse.scheduled_build import (
@@ -48,16 +48,14 @@ def _parser() -> argparse.ArgumentParser:
     add_project_dir_argument(parser)
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
     add_report_argument(parser)
+    add_metrics_arguments(parser, serves=True)
     return parser
 
 
-def ingest_once(job: IngestJob, spark, stop: threading.Event) -> tuple[int, int]:
+def ingest_once(job: IngestJob, spark, stop: threading.Event, progress: Progress) -> tuple[int, int]:
     """Everything the topics hold beyond the checkpoint, landed: (messages landed, messages left behind)."""
-    progress = Progress(job.config, prints=False)
     query = job.start(spark, progress=progress)
-    while not query.awaitTermination(2):
-        if stop.is_set():
-            query.stop()
+    progress.follow(query, stop.is_set)
     left = sum(sum(lags.values()) for lags in partition_lags(query.lastProgress).values())
     return progress.landed, left
 
@@ -73,10 +71,23 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         return 2
 
     from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.metrics import metrics_for
+    from cdc_lakehouse.pipeline_state import all_tables
+    from cdc_lakehouse.run_outcome import first_line, record_run
+    from cdc_lakehouse.scheduled_build import pipeline_schema
     from cdc_lakehouse.session import open_session
 
     project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
     spark = open_session(project.spark_settings())
+    schema = pipeline_schema(project.manifest())
+    kafka = job.kafka_offsets(spark)
+    metrics = metrics_for(args, kafka=kafka, schema=schema)
+    if metrics is not None and args.metrics_textfile is None:
+        # A new process: each table's newest event time from the history, before any run.
+        try:
+            metrics.record_tables(all_tables(spark, schema), time.time(), added=False)
+        except Exception as exc:
+            print(f"cdc-run: the tables' newest events were not read: {first_line(exc)}", file=sys.stderr)
     stop = threading.Event()
     for signal_number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signal_number, lambda *_: stop.set())
@@ -86,8 +97,9 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         runs += 1
         line = f"cdc-run: run {runs}:"
         report: dict = {"landed": 0, "left_in_kafka": None, "ingest_error": None}
+        progress = Progress(job.config, prints=False, kafka=kafka, metrics=metrics, client_settings=job.client_settings)
         try:
-            report["landed"], report["left_in_kafka"] = ingest_once(job, spark, stop)
+            report["landed"], report["left_in_kafka"] = ingest_once(job, spark, stop, progress)
             line += f" {report['landed']} messages landed, {report['left_in_kafka']} left in Kafka;"
         except IngestConfigError as exc:
             print(f"cdc-run: error: {exc}", file=sys.stderr)
@@ -95,21 +107,36 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         except Exception as exc:  # the stream stopped (a StreamingQueryException): build what landed
             report["ingest_error"] = without_secrets(exc, job.client_settings)
             line += f" ingest failed: {report['ingest_error']};"
+        ingest_seconds = time.monotonic() - started
+        outcome = None
         try:
             outcome = scheduled_build(project, spark)
             line += f" {outcome.summary()}"
             report.update(outcome.report())
         except Exception as exc:  # dbt could not run (DbtCommandError), or Spark failed reading the run log
-            error = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            error = first_line(exc)
             line += f" build failed: {error}"
             report.update(succeeded=False, failures=[error], results=[])
         failed += not report["succeeded"]
         if args.report:
             write_report(args.report, report)
+        failures = report["failures"] + ([f"ingest: {report['ingest_error']}"] if report["ingest_error"] else [])
+        record_run(
+            spark,
+            schema,
+            metrics,
+            outcome,
+            report["succeeded"] and not report["ingest_error"],
+            failures,
+            ingest_seconds,
+            report["landed"],
+        )
         print(f"{line}; {time.monotonic() - started:.1f} s", flush=True)
         if args.once:
+            kafka.close()
             return 1 if failed or report["ingest_error"] else 0
         stop.wait(max(0.0, args.every - (time.monotonic() - started)))
+    kafka.close()
     print(f"cdc-run: stopped after {runs} runs, {failed} failed", flush=True)
     return 0
 

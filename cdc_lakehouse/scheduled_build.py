@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-from cdc_lakehouse.command_line import OneLineParser, add_project_dir_argument
+from cdc_lakehouse.command_line import OneLineParser, add_metrics_arguments, add_project_dir_argument
 from cdc_lakehouse.dbt_project import PIPELINE_TAG, DbtCommandError, DbtProject
 from cdc_lakehouse.scaffold import ROUTE_META, SOURCE_TABLE_META, TYPED_TABLE_TAG
 from cdc_lakehouse.schema_lease import SchemaHeld, ensure_held, schema_lease
@@ -75,6 +75,8 @@ class ChangedTable:
 @dataclass
 class BuildOutcome:
     batch_id: int | None = None
+    # The change log holds everything landed at the run's start: it finished the batch, or had nothing to do.
+    change_log_current: bool = False
     change_log_nodes: int = 0
     change_log_seconds: float = 0.0
     # Source tables with versions in this run's batch.
@@ -503,13 +505,18 @@ def scheduled_build(project: DbtProject, spark) -> BuildOutcome:
     (README, "Sharing a warehouse"). A run whose lease passed to another run while it was stopped stops at its
     next dbt command (LeaseLost)."""
     manifest = project.manifest()
-    schema = manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
+    schema = pipeline_schema(manifest)
     with schema_lease(spark, schema):
         try:
             return _scheduled_build(project, spark, manifest, schema)
         except DbtCommandError:
             ensure_held(schema)
             raise
+
+
+def pipeline_schema(manifest) -> str:
+    """The schema of the pipeline's tables and its run log."""
+    return manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
 
 
 def invoke_held(project: DbtProject, schema: str, *args: str):
@@ -537,7 +544,10 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
+        outcome.change_log_current = result.success
         run_log = run_log_after(run_log, result) or read_run_log(spark, schema)
+    else:
+        outcome.change_log_current = True
     outcome.batch_id = run_log.batch_id
 
     built = read_builds(spark, schema)
@@ -633,6 +643,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--target", help="dbt profile target (default: the profile's)")
     parser.add_argument("--vars", help="dbt vars (YAML), as for dbt build")
     add_report_argument(parser)
+    add_metrics_arguments(parser, serves=False)
     return parser
 
 
@@ -664,17 +675,23 @@ def main(argv: list[str] | None = None) -> int:
     except BuildArgumentError as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
         return 2
+    from cdc_lakehouse.metrics import metrics_for
+    from cdc_lakehouse.run_outcome import first_line, record_run
     from cdc_lakehouse.session import open_session
 
     project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
     spark = open_session(project.spark_settings())
+    schema = pipeline_schema(project.manifest())
+    metrics = metrics_for(args, schema=schema)
     try:
         outcome = scheduled_build(project, spark)
     except (DbtCommandError, SchemaHeld) as exc:
         print(f"cdc-build: error: {exc}", file=sys.stderr)
+        record_run(spark, schema, metrics, None, False, [first_line(exc)])
         return 1
     if args.report:
         write_report(args.report, outcome.report())
+    record_run(spark, schema, metrics, outcome, outcome.succeeded, outcome.failures)
     print(f"cdc-build: {outcome.summary()}", flush=True)
     return 0 if outcome.succeeded else 1
 

@@ -36,15 +36,28 @@
     A pipeline model's batch appended to its table. on_schema_change 'fail': by name, so a column the
     model has and the table has not, or the reverse, fails the statement as dbt's check would; otherwise
     ('ignore') the table's columns, selected from the model's query as dbt-spark's append selects them.
+    'append_new_columns' first adds the columns the model's YAML documents with a data_type and the table
+    lacks (null in its earlier rows): a column added in a release reaches the tables of earlier ones.
 #}
 {% macro cdc_append_batch(relation, sql, on_schema_change) -%}
     {%- if on_schema_change == 'fail' -%}
         insert into {{ relation }} by name
         {{ sql }}
-    {%- elif on_schema_change == 'ignore' -%}
-        {%- set columns = adapter.get_columns_in_relation(relation) | map(attribute='quoted') | join(', ') -%}
+    {%- elif on_schema_change in ('ignore', 'append_new_columns') -%}
+        {%- set table_columns = adapter.get_columns_in_relation(relation) -%}
+        {%- if on_schema_change == 'append_new_columns' -%}
+            {%- set existing = table_columns | map(attribute='name') | map('lower') | list -%}
+            {%- set missing = [] -%}
+            {%- for column in model.columns.values() if column.data_type and column.name | lower not in existing -%}
+                {%- do missing.append(adapter.quote(column.name) ~ ' ' ~ column.data_type) -%}
+            {%- endfor -%}
+            {%- if missing -%}
+                {%- do run_query('alter table ' ~ relation ~ ' add columns (' ~ missing | join(', ') ~ ')') -%}
+                {%- set table_columns = adapter.get_columns_in_relation(relation) -%}
+            {%- endif -%}
+        {%- endif -%}
         insert into {{ relation }}
-        select {{ columns }} from (
+        select {{ table_columns | map(attribute='quoted') | join(', ') }} from (
             {{ sql }}
         ) as batch
     {%- else -%}

@@ -6,8 +6,11 @@ vendors' Kafka services do with credentials.
 """
 
 import base64
+import queue
+import re
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -99,3 +102,75 @@ def kafka_broker(root: Path, sasl_users: Mapping[str, str]) -> Iterator[Broker]:
     finally:
         stop(process)
         log.close()
+
+
+def create_topics(broker: Broker, partitions: dict[str, int], config: dict[str, str] | None = None) -> None:
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": broker.plaintext})
+    created = admin.create_topics([NewTopic(name, count, 1, config=config or {}) for name, count in partitions.items()])
+    for future in created.values():
+        future.result(30)
+
+
+def produce(broker: Broker, messages: list[tuple]) -> None:
+    """(topic, partition, value[, key[, timestamp ms[, headers]]]) in order."""
+    producer = producer_of(broker)
+    send_messages(producer, messages)
+    assert producer.flush(30) == 0
+
+
+def producer_of(broker: Broker, **settings):
+    from confluent_kafka import Producer
+
+    return Producer({"bootstrap.servers": broker.plaintext, "enable.idempotence": True, **settings})
+
+
+def send_messages(producer, messages: list[tuple]) -> None:
+    for topic, partition, value, *rest in messages:
+        key = rest[0] if rest else None
+        timestamp = rest[1] if len(rest) > 1 else 0
+        headers = rest[2] if len(rest) > 2 else None
+        producer.produce(topic, value=value, key=key, partition=partition, timestamp=timestamp, headers=headers)
+
+
+class RunningProcess:
+    def __init__(self, process: subprocess.Popen) -> None:
+        self.process = process
+        self.lines: queue.Queue[str] = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def wait_for(self, predicate, timeout: float = 180) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                assert self.process.poll() is None, "the command ended:\n" + "".join(self.output)
+                continue
+            self.output.append(line)
+            if predicate(line):
+                return line
+        raise AssertionError("the command printed no such line:\n" + "".join(self.output))
+
+    def wait_for_landed(self, total: int) -> None:
+        """Until the batches printed so far have landed this many messages in all."""
+
+        def landed_so_far(_line: str) -> bool:
+            return (
+                sum(int(n) for n in re.findall(r"batch \d+: \d+ messages, (\d+) landed", "".join(self.output))) >= total
+            )
+
+        self.wait_for(landed_so_far)
+
+    def finish(self, timeout: float = 120) -> tuple[int, str]:
+        code = self.process.wait(timeout)
+        time.sleep(0.5)
+        while not self.lines.empty():
+            self.output.append(self.lines.get())
+        return code, "".join(self.output)

@@ -50,3 +50,36 @@ def test_the_commands_take_the_dbt_project_as_dbt_does(tmp_path, monkeypatch):
     assert resolve_profiles_dir(other) == tmp_path
     monkeypatch.setenv("DBT_PROFILES_DIR", str(tmp_path / "elsewhere"))
     assert resolve_profiles_dir(team) == tmp_path / "elsewhere"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--since", "yesterday"], "--since 'yesterday': expected a duration (24h, 30m, 2d) or an ISO 8601 time"),
+        (["--runs", "-3"], "argument --runs: must not be negative: -3"),
+        (["--watch"], "unrecognized arguments: --watch"),
+    ],
+)
+def test_cdc_status_refuses_a_bad_argument_in_one_line(arguments, message, capsys):
+    from cdc_lakehouse.status import main as status
+
+    assert status(arguments) == 2
+    assert capsys.readouterr().err == f"cdc-status: error: {message}\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "message"),
+    [
+        ("cdc-run", ["--metrics-port", "-1"], "argument --metrics-port: must not be negative: -1"),
+        ("cdc-build", ["--metrics-port", "9464"], "unrecognized arguments: --metrics-port 9464"),
+    ],
+)
+def test_the_metrics_options_are_checked_in_one_line(command, arguments, message, capsys, monkeypatch):
+    """A one-shot cdc-build has nothing to serve: it writes a textfile."""
+    from cdc_lakehouse.runner import main as run
+    from cdc_lakehouse.scheduled_build import main as build
+
+    monkeypatch.setenv("CDC_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:1")
+    main = {"cdc-run": run, "cdc-build": build}[command]
+    assert main(arguments) == 2
+    assert capsys.readouterr().err == f"{command}: error: {message}\n"

@@ -38,6 +38,28 @@ def test_a_named_topic_wins_then_the_longest_pattern(tmp_path):
     assert config.source_options == {"maxOffsetsPerTrigger": "1000", "failOnDataLoss": "false"}
 
 
+def test_a_topic_commits_to_the_consumer_group_of_the_rule_it_follows(tmp_path):
+    config = load_config(
+        config_file(
+            tmp_path,
+            """
+topics:
+  - pattern: 'dts\\..*'
+    format: tencent_dts_protobuf
+    consumer_group: consumer-grp-subs-shop
+  - topic: dts.legacy
+    format: kafkariver_json
+""",
+        )
+    )
+    assert config.consumer_group_of("dts.orders") == "consumer-grp-subs-shop"
+    # The named topic's rule wins, and names no group: its offsets are committed nowhere.
+    assert config.consumer_group_of("dts.legacy") is None
+    assert config.consumer_group_of("other") is None
+    with pytest.raises(IngestConfigError, match="topics entry 1: consumer_group must be a non-empty name"):
+        load_config(config_file(tmp_path, "topics: [{topic: a, format: canal_json, consumer_group: ''}]"))
+
+
 def test_the_subscription_is_the_named_topics_or_one_pattern_of_all_rules(tmp_path):
     config = load_config(config_file(tmp_path, RULES))
     assert subscription(config, []) == {"subscribePattern": "(?:dts\\.legacy)|(?:dts\\..*)|(?:.*)"}

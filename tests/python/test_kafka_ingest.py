@@ -9,11 +9,9 @@ history runs at the end.
 
 import json
 import os
-import queue
 import re
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +27,7 @@ from conftest import (
     read_view,
 )
 from conftest import dts_split as split_envelopes
-from kafka_broker import Broker, kafka_broker
+from kafka_broker import Broker, RunningProcess, create_topics, kafka_broker, produce, producer_of, send_messages
 from test_huawei_drs_json import read_table
 
 pytestmark = pytest.mark.kafka
@@ -100,38 +98,18 @@ def drs_insert(drs_id: int, order_id: str) -> bytes:
     return drs(drs_id, "INSERT", {"order_id": order_id, "status": "created"})
 
 
-def create_topics(broker: Broker, partitions: dict[str, int], config: dict[str, str] | None = None) -> None:
-    from confluent_kafka.admin import AdminClient, NewTopic
-
-    admin = AdminClient({"bootstrap.servers": broker.plaintext})
-    created = admin.create_topics([NewTopic(name, count, 1, config=config or {}) for name, count in partitions.items()])
-    for future in created.values():
-        future.result(30)
-
-
-def produce(broker: Broker, messages: list[tuple], transactional_id: str | None = None) -> None:
-    """(topic, partition, value[, key[, timestamp ms[, headers]]]) in order; in one transaction when given an id."""
-    if transactional_id:
-        with Transaction(broker, transactional_id) as transaction:
-            transaction.send(messages)
-        return
-    producer = _producer(broker)
-    _send(producer, messages)
-    assert producer.flush(30) == 0
-
-
 class Transaction:
     """A transactional producer's transaction, as Flink's and Debezium's exactly-once writers use them: sent
     messages stay invisible to read_committed consumers until the commit, for ever when it aborts."""
 
     def __init__(self, broker: Broker, transactional_id: str) -> None:
         # Longer than an ingest run, so a transaction left open across one is not aborted by the broker.
-        self.producer = _producer(broker, **{"transactional.id": transactional_id, "transaction.timeout.ms": 600_000})
+        self.producer = producer_of(broker, **{"transactional.id": transactional_id, "transaction.timeout.ms": 600_000})
         self.producer.init_transactions(30)
         self.producer.begin_transaction()
 
     def send(self, messages: list[tuple]) -> None:
-        _send(self.producer, messages)
+        send_messages(self.producer, messages)
         assert self.producer.flush(30) == 0
 
     def commit(self) -> None:
@@ -146,20 +124,6 @@ class Transaction:
     def __exit__(self, *failure) -> None:
         if failure[0] is None:
             self.commit()
-
-
-def _producer(broker: Broker, **settings):
-    from confluent_kafka import Producer
-
-    return Producer({"bootstrap.servers": broker.plaintext, "enable.idempotence": True, **settings})
-
-
-def _send(producer, messages: list[tuple]) -> None:
-    for topic, partition, value, *rest in messages:
-        key = rest[0] if rest else None
-        timestamp = rest[1] if len(rest) > 1 else 0
-        headers = rest[2] if len(rest) > 2 else None
-        producer.produce(topic, value=value, key=key, partition=partition, timestamp=timestamp, headers=headers)
 
 
 class Ingest:
@@ -179,8 +143,8 @@ class Ingest:
             self.command(*arguments), env=env or self.env, capture_output=True, text=True, check=False, timeout=600
         )
 
-    def start(self, *arguments: str) -> "RunningIngest":
-        return RunningIngest(
+    def start(self, *arguments: str) -> "RunningProcess":
+        return RunningProcess(
             subprocess.Popen(
                 self.command(*arguments),
                 env=self.env,
@@ -190,48 +154,6 @@ class Ingest:
                 start_new_session=True,
             )
         )
-
-
-class RunningIngest:
-    def __init__(self, process: subprocess.Popen) -> None:
-        self.process = process
-        self.lines: queue.Queue[str] = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def wait_for(self, predicate, timeout: float = 180) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=1)
-            except queue.Empty:
-                assert self.process.poll() is None, "cdc-ingest ended:\n" + "".join(self.output)
-                continue
-            self.output.append(line)
-            if predicate(line):
-                return line
-        raise AssertionError("cdc-ingest printed no such line:\n" + "".join(self.output))
-
-    def wait_for_landed(self, total: int) -> None:
-        """Until the batches printed so far have landed this many messages in all."""
-
-        def landed_so_far(_line: str) -> bool:
-            return (
-                sum(int(n) for n in re.findall(r"batch \d+: \d+ messages, (\d+) landed", "".join(self.output))) >= total
-            )
-
-        self.wait_for(landed_so_far)
-
-    def finish(self, timeout: float = 120) -> tuple[int, str]:
-        code = self.process.wait(timeout)
-        time.sleep(0.5)
-        while not self.lines.empty():
-            self.output.append(self.lines.get())
-        return code, "".join(self.output)
 
 
 def landed(spark, warehouse: Warehouse, topic: str) -> list[tuple]:
@@ -282,11 +204,8 @@ def ingested(spark, broker, tmp_path_factory) -> Iterator[dict]:
             ("drs.orders", 2, drs_insert(1001, "5")),
         ],
     )
-    produce(
-        broker,
-        [("dts.shop", 0, part) for part in split_envelopes(dts_insert_entries(11, "1"), 3)],
-        transactional_id="dts-writer",
-    )
+    with Transaction(broker, "dts-writer") as transaction:
+        transaction.send([("dts.shop", 0, part) for part in split_envelopes(dts_insert_entries(11, "1"), 3)])
     produce(broker, [("dts.shop", 0, dts_envelope(dts_heartbeat_entries(13)))])
     # Headers (a key may repeat, a value may be null) and a topic whose timestamps are the broker's.
     produce(broker, [("drs.headers", 0, drs_insert(5001, "51"), b"51", CREATED_MS + 51, HEADERS)])
@@ -504,7 +423,7 @@ def runner(spark, broker, tmp_path_factory) -> dict:
     looping = Ingest(warehouse, broker, "runner", "topics: [{topic: runner.orders, format: huawei_drs_json}]\n")
     only_drs = json.dumps({"cdc_enabled_formats": ["huawei_drs_json"]})
     command = [str(VENV_BIN / "cdc-run"), "--config", str(looping.config), "--name", "runner", "--every", "2"]
-    running = RunningIngest(
+    running = RunningProcess(
         subprocess.Popen(
             [*command, "--vars", only_drs],
             env=looping.env,

@@ -1,0 +1,136 @@
+"""The metrics' semantics without Spark (cdc_lakehouse/metrics.py): what a textfile carries from one one-shot
+run to the next, labels that stay bounded and quoted, and the monitoring files naming only metrics that exist.
+Their values in a real run are test_operating's (make test-kafka) and test_monitoring's (make test-deploy)."""
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+
+from cdc_lakehouse.metrics import MAX_REASON_CLASSES, Metrics
+from cdc_lakehouse.pipeline_state import TableProgress, reason_class
+
+MONITORING = Path(__file__).resolve().parents[2] / "monitoring"
+
+
+def one_shot_run(textfile: Path, landed: int, end_offset: int, succeeded: bool, versions: int) -> dict:
+    """What a one-shot run (cdc-run --once) does with its metrics: carry the file over, record, write it."""
+    metrics = Metrics()
+    metrics.add_ingest(kafka=None)
+    metrics.add_runs("cdc")
+    metrics.textfile = textfile
+    metrics.carry_over(textfile)
+    metrics.record_landed({"canal_json": landed})
+    metrics.record_offsets({("shop", 0): 100}, {("shop", 0): end_offset})
+    table = TableProgress("canal_json", "canal", "shop", None, "orders", 1_800_000_000.0, versions, 1)
+    metrics.record_tables([table], 1_800_000_060.0, added=True)
+    metrics.record_ingest_end()
+    metrics.record_run({"ingest": 2.0, "change_log": 5.0}, succeeded, batch_id=7, current=succeeded)
+    metrics.publish()
+    return samples(textfile.read_text())
+
+
+def samples(text: str) -> dict:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def test_a_one_shot_runs_counters_go_on_from_the_file_and_its_in_a_row_gauges_count_runs(tmp_path):
+    textfile = tmp_path / "cdc.prom"
+    one_shot_run(textfile, landed=10, end_offset=103, succeeded=False, versions=4)
+    one_shot_run(textfile, landed=5, end_offset=104, succeeded=False, versions=2)
+    third = one_shot_run(textfile, landed=1, end_offset=105, succeeded=True, versions=1)
+    table = (
+        ("source_database", "shop"),
+        ("source_format", "canal_json"),
+        ("source_name", "canal"),
+        ("source_schema", ""),
+        ("source_table", "orders"),
+    )
+    assert third[("cdc_landed_messages_total", (("source_format", "canal_json"),))] == 16
+    assert third[("cdc_runs_total", (("outcome", "failed"),))] == 2
+    assert third[("cdc_runs_total", (("outcome", "succeeded"),))] == 1
+    assert third[("cdc_source_table_versions_total", table)] == 7
+    assert third[("cdc_source_table_lag_seconds", table)] == 60
+    # Two failed runs counted, then reset by one that succeeded.
+    assert third[("cdc_runs_failed_in_a_row", ())] == 0
+    # The backlog at the runs' ends: 3, 4, 5: it grew at the end of the second and the third.
+    partition = (("partition", "0"), ("topic", "shop"))
+    assert third[("cdc_kafka_partition_backlog_messages", partition)] == 5
+    assert third[("cdc_kafka_partition_backlog_growing_runs", partition)] == 2
+    assert third[("cdc_change_log_batch_id", ())] == 7
+
+
+def test_failed_runs_in_a_row_and_a_change_log_that_did_not_finish(tmp_path):
+    textfile = tmp_path / "cdc.prom"
+    one_shot_run(textfile, landed=1, end_offset=100, succeeded=True, versions=1)
+    finished = samples(textfile.read_text())[("cdc_change_log_finished_timestamp_seconds", ())]
+    one_shot_run(textfile, landed=1, end_offset=100, succeeded=False, versions=1)
+    second = one_shot_run(textfile, landed=1, end_offset=100, succeeded=False, versions=1)
+    assert second[("cdc_runs_failed_in_a_row", ())] == 2
+    # A run whose change log failed does not move when the change log was last current.
+    assert second[("cdc_change_log_finished_timestamp_seconds", ())] == finished
+
+
+def test_labels_are_quoted_and_reasons_bounded(tmp_path):
+    metrics = Metrics()
+    metrics.add_runs("cdc")
+    metrics.textfile = tmp_path / "cdc.prom"
+    odd = TableProgress("canal_json", 'a "name"', "shop\nx", None, "ta\\ble", 1.0, 1, 1)
+    metrics.record_tables([odd], 2.0, added=True)
+    metrics.record_quarantined({("canal_json", f"reason {n}th kind"): 1 for n in range(MAX_REASON_CLASSES + 5)})
+    metrics.publish()
+    written = samples(metrics.textfile.read_text())
+    tables = [labels for name, labels in written if name == "cdc_source_table_versions_total"]
+    assert dict(tables[0])["source_name"] == 'a "name"' and dict(tables[0])["source_database"] == "shop\nx"
+    reasons = {dict(labels)["reason"] for name, labels in written if name == "cdc_quarantined_messages_total"}
+    assert len(reasons) == MAX_REASON_CLASSES + 1 and "other" in reasons
+
+
+def test_a_reason_class_drops_what_a_message_put_in_it():
+    assert reason_class("binlog position not offset@file.number: mysql-bin.000010@5") == (
+        "binlog position not offset@file.number"
+    )
+    assert reason_class("bytes are not a Tencent DTS Entries message (protobuf decode failed)") == (
+        "bytes are not a Tencent DTS Entries message"
+    )
+    assert reason_class("column 12 of 40 is missing") == "column N of N is missing"
+    assert reason_class("x" * 500) == "x" * 80
+    assert reason_class("") == "unknown"
+
+
+def defined_metrics() -> set[str]:
+    """Every series name the metrics expose, with their suffixes."""
+    metrics = Metrics()
+    metrics.add_ingest(kafka=None)
+    metrics.add_runs("cdc")
+    names = set()
+    for family in metrics.registry.collect():
+        names.add(family.name)
+        names.add(family.name + "_total")
+    return names
+
+
+def queries(node) -> list[str]:
+    """Every `expr` and `query` of a Grafana dashboard (panels' targets, template variables)."""
+    if isinstance(node, dict):
+        found = [value for key, value in node.items() if key in ("expr", "query") and isinstance(value, str)]
+        return found + [text for value in node.values() for text in queries(value)]
+    return [text for value in node for text in queries(value)] if isinstance(node, list) else []
+
+
+def test_the_dashboard_and_the_alert_rules_name_only_metrics_that_exist():
+    dashboard = json.loads((MONITORING / "grafana" / "cdc_lakehouse.json").read_text())
+    rules = yaml.safe_load((MONITORING / "prometheus" / "cdc_lakehouse.rules.yml").read_text())
+    expressions = [rule["expr"] for group in rules["groups"] for rule in group["rules"]] + queries(dashboard)
+    named = set(re.findall(r"\bcdc_[a-z_]+\b", "\n".join(expressions)))
+    assert named, "no metric named"
+    assert named <= defined_metrics(), sorted(named - defined_metrics())
+    alerts = {rule["alert"] for group in rules["groups"] for rule in group["rules"] if "alert" in rule}
+    assert {"CdcSourceTableLagging", "CdcKafkaBacklogGrowing", "CdcQuarantineRate", "CdcRunsFailing"} <= alerts
+    assert "CdcChangeLogStale" in alerts
