@@ -271,6 +271,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         return 2
 
     from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.run_outcome import first_line
     from cdc_lakehouse.scheduled_build import pipeline_schema
     from cdc_lakehouse.session import open_session
 
@@ -281,6 +282,9 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     except IngestConfigError as exc:
         print(f"cdc-status: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the metastore in another driver's hands (Derby), a table unreadable
+        print(f"cdc-status: error: the warehouse could not be read: {first_line(exc)}", file=sys.stderr)
+        return 1
     print(json.dumps(status, indent=1) if args.json else text_report(status), flush=True)
     return 0
 

@@ -435,3 +435,24 @@ def built_warehouse(tmp_path_factory) -> Iterator[Warehouse]:
     assert_succeeded(build)
     warehouse.build_output = build.stdout
     yield warehouse
+
+
+def drs_json_insert(change: int, event_ms: int) -> bytes:
+    """A Huawei DRS JSON insert of order `change` into shop.orders (MySQL), its source event (`es`) at event_ms."""
+    return json.dumps(
+        {
+            "id": change,
+            "es": event_ms,
+            "ts": event_ms + 200,
+            "database": "shop",
+            "table": "orders",
+            "type": "INSERT",
+            "isDdl": False,
+            "sql": "",
+            "mysqlType": {"order_id": "bigint", "status": "varchar"},
+            "sqlType": {"order_id": -5, "status": 12},
+            "data": [{"order_id": str(change), "status": "created"}],
+            "old": None,
+            "pkNames": ["order_id"],
+        }
+    ).encode()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse
+from conftest import PROJECT_DIR, VENV_BIN, Warehouse, drs_json_insert
 from kafka_broker import RunningProcess, create_topics, kafka_broker, produce
 from server_process import free_port, stop
 
@@ -36,25 +36,8 @@ STALE_SECONDS = 150
 
 
 def insert(change: int) -> bytes:
-    """A DRS JSON insert of order `change`, its source event now."""
-    now_ms = int(time.time() * 1000)
-    return json.dumps(
-        {
-            "id": change,
-            "es": now_ms,
-            "ts": now_ms,
-            "database": "shop",
-            "table": "orders",
-            "type": "INSERT",
-            "isDdl": False,
-            "sql": "",
-            "mysqlType": {"order_id": "bigint", "status": "varchar"},
-            "sqlType": {"order_id": -5, "status": 12},
-            "data": [{"order_id": str(change), "status": "created"}],
-            "old": None,
-            "pkNames": ["order_id"],
-        }
-    ).encode()
+    """An insert of order `change`, its source event now."""
+    return drs_json_insert(change, int(time.time() * 1000))
 
 
 class Producer:
@@ -155,20 +138,9 @@ def start_runner(env: dict, config: Path, port: int, every: str) -> RunningProce
 
 
 def test_the_alert_rules_pass_promtool_and_their_unit_tests():
-    checked = subprocess.run(
-        [str(PROMETHEUS_BIN / "promtool"), "check", "rules", "cdc_lakehouse.rules.yml"],
-        cwd=RULES,
-        capture_output=True,
-        text=True,
-    )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
-    tested = subprocess.run(
-        [str(PROMETHEUS_BIN / "promtool"), "test", "rules", "cdc_lakehouse.rules.test.yml"],
-        cwd=RULES,
-        capture_output=True,
-        text=True,
-    )
-    assert tested.returncode == 0, tested.stdout + tested.stderr
+    for check in (["check", "rules", "cdc_lakehouse.rules.yml"], ["test", "rules", "cdc_lakehouse.rules.test.yml"]):
+        done = subprocess.run([str(PROMETHEUS_BIN / "promtool"), *check], cwd=RULES, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import VENV_BIN, Warehouse
+from conftest import VENV_BIN, Warehouse, drs_json_insert
 from kafka_broker import Broker, RunningProcess, create_topics, kafka_broker, produce
 from prometheus_client.parser import text_string_to_metric_families
 from server_process import free_port
@@ -45,24 +45,8 @@ TABLE = {
 
 
 def insert(change: int) -> bytes:
-    """A DRS JSON insert of order `change`, its source event (`es`) at EVENTS_FROM + change seconds."""
-    return json.dumps(
-        {
-            "id": change,
-            "es": (EVENTS_FROM + change) * 1000,
-            "ts": (EVENTS_FROM + change) * 1000 + 200,
-            "database": "shop",
-            "table": "orders",
-            "type": "INSERT",
-            "isDdl": False,
-            "sql": "",
-            "mysqlType": {"order_id": "bigint", "status": "varchar"},
-            "sqlType": {"order_id": -5, "status": 12},
-            "data": [{"order_id": str(change), "status": "created"}],
-            "old": None,
-            "pkNames": ["order_id"],
-        }
-    ).encode()
+    """An insert of order `change`, its source event EVENTS_FROM + change seconds."""
+    return drs_json_insert(change, (EVENTS_FROM + change) * 1000)
 
 
 def changes(first: int, last: int) -> list[tuple]:
