@@ -98,30 +98,63 @@ def with_source_format(config: IngestConfig, records):
     )
 
 
+class ConsumerGroupCommits:
+    """The offsets each micro-batch landed up to, committed to the consumer group of each topic's rule
+    (ingest.yml), so the vendor's console sees how far ingest is. A commit that fails is said on stderr and
+    tried again after a later micro-batch, COMMIT_RETRY_SECONDS apart at least: the checkpoint, not the group,
+    is where ingest resumes, so a failure never lands a message twice nor stops ingest. One per process."""
+
+    def __init__(self, config: IngestConfig, kafka: KafkaOffsets, client_settings: dict[str, str], metrics=None):
+        self.config, self.kafka, self.client_settings, self.metrics = config, kafka, client_settings, metrics
+        self._committed: dict[str, dict[Partition, int]] = {}
+        self._retry_at: dict[str, float] = {}
+
+    def commit(self, landed: dict[Partition, int], retry_now: bool = False) -> None:
+        by_group: dict[str, dict[Partition, int]] = {}
+        for partition, offset in landed.items():
+            group = self.config.consumer_group_of(partition[0])
+            if group:
+                by_group.setdefault(group, {})[partition] = offset
+        for group, offsets in sorted(by_group.items()):
+            waiting = not retry_now and time.monotonic() < self._retry_at.get(group, 0)
+            if self._committed.get(group) == offsets or waiting:
+                continue
+            try:
+                self.kafka.commit(group, offsets)
+                self._committed[group] = offsets
+            except Exception as exc:
+                self._retry_at[group] = time.monotonic() + COMMIT_RETRY_SECONDS
+                if self.metrics is not None:
+                    self.metrics.commit_failures.labels(group).inc()
+                print(
+                    f"cdc-ingest: consumer group {group}: landed offsets not committed, tried again after a later "
+                    f"micro-batch: {without_secrets(exc, self.client_settings)}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+
 class Progress:
     """What ingest does besides landing: a line per micro-batch and the lag of every partition at the end
-    (cdc-ingest's), the messages landed by format (metrics), and after each micro-batch its end offsets
-    committed to each topic's consumer group (ingest.yml) and recorded for the backlog metrics."""
+    (cdc-ingest's), the messages landed by format and the partitions' offsets after each micro-batch
+    (metrics), and the consumer groups' commits."""
 
     def __init__(
         self,
         config: IngestConfig,
         prints: bool = True,
-        kafka: KafkaOffsets | None = None,
+        commits: ConsumerGroupCommits | None = None,
         metrics=None,
-        client_settings: dict[str, str] | None = None,
     ) -> None:
         self.config = config
         # cdc-run prints one line per run of its own instead.
         self.prints = prints
-        self.kafka = kafka
+        self.commits = commits
         self.metrics = metrics
-        self.client_settings = client_settings or {}
         self.batches = 0
         self.messages = 0
         self.landed = 0
-        self._committed: dict[str, dict[Partition, int]] = {}
-        self._retry_at: dict[str, float] = {}
+        self._seen: tuple | None = None
 
     def land(self, records, batch_id: int) -> None:
         from cdc_lakehouse.landing_table import land_new_messages
@@ -158,35 +191,15 @@ class Progress:
             self.after_batch(query.lastProgress, retry_now=True)
 
     def after_batch(self, progress: dict | None, retry_now: bool = False) -> None:
-        """The offsets the last micro-batch landed up to: recorded, and committed to the consumer groups. A
-        commit that fails is said on stderr and tried again later: the checkpoint, not the group, is where
-        ingest resumes, so it never lands twice nor stops for it."""
+        """After a micro-batch (its progress: what it landed up to), the metrics' offsets and the commits."""
         landed = offsets_read(progress)
-        if self.metrics is not None:
+        batch = (progress.get("id"), progress.get("batchId"), progress.get("timestamp")) if progress else None
+        if self.metrics is not None and batch is not None and batch != self._seen:
             self.metrics.record_offsets(landed, offsets_latest(progress))
-        by_group: dict[str, dict[Partition, int]] = {}
-        for partition, offset in landed.items():
-            group = self.config.consumer_group_of(partition[0])
-            if group:
-                by_group.setdefault(group, {})[partition] = offset
-        for group, offsets in sorted(by_group.items()):
-            if self._committed.get(group) == offsets or (
-                not retry_now and time.monotonic() < self._retry_at.get(group, 0)
-            ):
-                continue
-            try:
-                self.kafka.commit(group, offsets)
-                self._committed[group] = offsets
-            except Exception as exc:
-                self._retry_at[group] = time.monotonic() + COMMIT_RETRY_SECONDS
-                if self.metrics is not None:
-                    self.metrics.commit_failures.labels(group).inc()
-                print(
-                    f"cdc-ingest: consumer group {group}: landed offsets not committed, tried again after a later "
-                    f"micro-batch: {without_secrets(exc, self.client_settings)}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+            self.metrics.record_batch_landed()
+        self._seen = batch
+        if self.commits is not None:
+            self.commits.commit(landed, retry_now)
 
     def report_end(self, last_progress: dict | None) -> None:
         print(
@@ -329,7 +342,8 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     spark = open_session(profile_spark_settings(args.target))
     kafka = job.kafka_offsets(spark)
     metrics = metrics_for(args, kafka=kafka)
-    progress = Progress(job.config, kafka=kafka, metrics=metrics, client_settings=job.client_settings)
+    commits = ConsumerGroupCommits(job.config, kafka, job.client_settings, metrics)
+    progress = Progress(job.config, commits=commits, metrics=metrics)
     try:
         query = job.start(spark, args.every, progress)
     except IngestConfigError as exc:
@@ -347,7 +361,6 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         return 1
     finally:
         if metrics is not None:
-            metrics.record_ingest_end()
             metrics.publish()
         kafka.close()
     progress.report_end(query.lastProgress)

@@ -5,6 +5,7 @@ driver's JVM, with the client settings cdc-ingest reads with: SASL and TLS setti
 as they reach Spark's consumers, a vendor's JAAS text included.
 """
 
+import threading
 from collections.abc import Iterable, Mapping
 
 Partition = tuple[str, int]
@@ -46,8 +47,14 @@ class KafkaOffsets:
         self._jvm = jvm
         self._settings = {k: v for k, v in client_settings.items() if k not in CONSUMER_ONLY}
         self._admin = None
+        self._lock = threading.Lock()
 
     def _client(self):
+        # A scrape's thread and the run's may ask at once: one client between them.
+        with self._lock:
+            return self._open()
+
+    def _open(self):
         if self._admin is None:
             properties = self._jvm.java.util.Properties()
             for setting, value in self._settings.items():
@@ -59,10 +66,12 @@ class KafkaOffsets:
     def _topic_partition(self, partition: Partition):
         return self._jvm.org.apache.kafka.common.TopicPartition(partition[0], partition[1])
 
-    def _wait(self, future):
-        return future.get(TIMEOUT_SECONDS, self._jvm.java.util.concurrent.TimeUnit.SECONDS)
+    def _wait(self, future, timeout_seconds: float = TIMEOUT_SECONDS):
+        return future.get(int(timeout_seconds * 1000), self._jvm.java.util.concurrent.TimeUnit.MILLISECONDS)
 
-    def end_offsets(self, partitions: Iterable[Partition]) -> dict[Partition, int]:
+    def end_offsets(
+        self, partitions: Iterable[Partition], timeout_seconds: float = TIMEOUT_SECONDS
+    ) -> dict[Partition, int]:
         """Each partition's end offset for a read_committed consumer (its last stable offset): where ingest
         would read up to now."""
         jvm, specs = self._jvm, self._jvm.java.util.HashMap()
@@ -74,22 +83,8 @@ class KafkaOffsets:
         options = jvm.org.apache.kafka.clients.admin.ListOffsetsOptions(
             jvm.org.apache.kafka.common.IsolationLevel.READ_COMMITTED
         )
-        found = self._wait(self._client().listOffsets(specs, options).all())
+        found = self._wait(self._client().listOffsets(specs, options).all(), timeout_seconds)
         return {partition: int(found.get(self._topic_partition(partition)).offset()) for partition in chosen}
-
-    def partitions_of(self, topics: Iterable[str]) -> list[Partition]:
-        """The partitions the broker has of these topics (those it knows)."""
-        names = self._jvm.java.util.ArrayList()
-        for topic in sorted(set(topics)):
-            names.add(topic)
-        if names.isEmpty():
-            return []
-        described = self._wait(self._client().describeTopics(names).allTopicNames())
-        return sorted(
-            (topic, int(info.partition()))
-            for topic, description in described.items()
-            for info in description.partitions()
-        )
 
     def commit(self, group: str, offsets: Mapping[Partition, int]) -> None:
         """Record the offsets as the group's committed ones, as a consumer of the group would commit them."""
@@ -110,6 +105,7 @@ class KafkaOffsets:
         }
 
     def close(self) -> None:
-        if self._admin is not None:
-            self._admin.close(self._jvm.java.time.Duration.ofSeconds(TIMEOUT_SECONDS))
-            self._admin = None
+        with self._lock:
+            if self._admin is not None:
+                self._admin.close(self._jvm.java.time.Duration.ofSeconds(TIMEOUT_SECONDS))
+                self._admin = None

@@ -12,6 +12,7 @@ tables its history has, formats, consumer groups of ingest.yml, and quarantine r
 """
 
 import contextlib
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -35,14 +36,22 @@ MAX_REASON_CLASSES = 20
 # A counter's creation time is one more series per child that no dashboard here reads.
 disable_created_metrics()
 OTHER_REASON = "other"
+# A textfile's partition families, carried into what this process knows (a run that reads no offset keeps them).
+PARTITION_FAMILIES = {
+    "cdc_kafka_partition_landed_offset": "_carried_landed",
+    "cdc_kafka_partition_end_offset": "_carried_end",
+    "cdc_kafka_partition_backlog_messages": "_backlog_after_batch",
+}
+# How long a scrape waits for the broker's end offsets.
+SCRAPE_BROKER_SECONDS = 3
 # Gauges that count runs in a row a condition held.
-IN_A_ROW = ("cdc_kafka_partition_backlog_growing_runs", "cdc_runs_failed_in_a_row")
+IN_A_ROW = ("cdc_kafka_partition_backlog_growing_batches", "cdc_runs_failed_in_a_row")
 
 
 class PartitionOffsets:
     """Per partition: the offset landed up to, the broker's end offset, and the backlog between them. A
-    scrape asks the broker for its end offsets (when it can be reached: else the last it said), so the
-    backlog grows as messages arrive, between runs too."""
+    scrape asks the broker for its end offsets, waiting at most SCRAPE_BROKER_SECONDS (else the last it
+    said stand), so a served backlog grows as messages arrive, between runs too; a textfile's is the run's."""
 
     def __init__(self, kafka: KafkaOffsets | None) -> None:
         self.kafka = kafka
@@ -54,9 +63,10 @@ class PartitionOffsets:
     def refresh(self) -> None:
         landed = dict(self.landed)
         if self.kafka is not None and landed:
-            # When the broker does not answer, the last end offsets it gave stand.
+            # When the broker does not answer in time, the last end offsets it gave stand: a scrape must end
+            # well within Prometheus's scrape timeout (10 s by default), or every series would be lost.
             with contextlib.suppress(Exception):
-                self.end.update(self.kafka.end_offsets(landed))
+                self.end.update(self.kafka.end_offsets(landed, timeout_seconds=SCRAPE_BROKER_SECONDS))
 
     def backlog(self) -> dict[Partition, int]:
         landed, end = dict(self.landed), dict(self.end)
@@ -122,7 +132,9 @@ class Metrics:
         self._reasons: dict[str, set[str]] = {}
         # Runs in a row a condition held, by (gauge, labels): the gauges' values, kept where they can be read.
         self._in_a_row: dict[tuple[str, tuple], int] = {}
-        self._backlog_at_run_end: dict[Partition, int] = {}
+        self._backlog_after_batch: dict[Partition, int] = {}
+        self._carried_landed: dict[Partition, int] = {}
+        self._carried_end: dict[Partition, int] = {}
 
     def _counter(self, name: str, documentation: str, labels: Iterable[str] = ()) -> Counter:
         self.owned[name] = Counter(name, documentation, labels, registry=self.registry)
@@ -142,12 +154,12 @@ class Metrics:
         )
         self.commit_failures = self._counter(
             "cdc_consumer_group_commit_failures",
-            "Commits of landed offsets to a consumer group that failed (the next micro-batch's commit retries)",
+            "Commits of landed offsets to a consumer group that failed or found no broker (retried later)",
             ["consumer_group"],
         )
         self.backlog_growing = self._gauge(
-            "cdc_kafka_partition_backlog_growing_runs",
-            "Runs in a row at whose end the partition's backlog was larger than at the previous run's end",
+            "cdc_kafka_partition_backlog_growing_batches",
+            "Micro-batches in a row after which the partition's backlog was larger than after the one before",
             ["topic", "partition"],
         )
 
@@ -183,7 +195,8 @@ class Metrics:
         )
         self.table_lag = self._gauge(
             "cdc_source_table_lag_seconds",
-            "At the end of the last run that added versions of the table: seconds since its newest source event",
+            "For each table the last run with new versions added some to: seconds from its newest source event "
+            "to that run's end",
             labels,
         )
         self.table_versions = self._counter(
@@ -200,21 +213,26 @@ class Metrics:
         self.partitions.landed.update(landed)
         self.partitions.end.update(end)
 
-    def record_ingest_end(self) -> None:
-        """At a run's end: count, per partition, the runs in a row whose backlog grew."""
+    def record_batch_landed(self) -> None:
+        """After a micro-batch: count, per partition, the micro-batches in a row after which the backlog (asked
+        of the broker now) grew."""
         self.partitions.refresh()
         backlog = self.partitions.backlog()
         for (topic, partition), messages in backlog.items():
-            before = self._backlog_at_run_end.get((topic, partition))
+            before = self._backlog_after_batch.get((topic, partition))
             labels = {"topic": topic, "partition": str(partition)}
             grew = before is not None and messages > before
             self.backlog_growing.labels(**labels).set(self._count_in_a_row(IN_A_ROW[0], labels, grew))
-        self._backlog_at_run_end = backlog
+        self._backlog_after_batch = backlog
 
     # Scheduled runs.
 
     def record_tables(self, tables: Iterable[TableProgress], ended_at: float, added: bool) -> None:
-        """Each table's newest event time; with `added`, the versions a run added and the lag at its end."""
+        """Each table's newest event time; with `added`, the versions a run added and the lag at its end, which
+        replaces the lag of every table (a table the run did not touch has no lag, rather than an old one)."""
+        tables = list(tables)
+        if added:
+            self.table_lag.clear()
         for table in tables:
             if table.newest_event_time is not None:
                 self.table_newest.labels(**table.labels).set(table.newest_event_time)
@@ -260,26 +278,52 @@ class Metrics:
             text = textfile.read_text(encoding="utf-8")
         except FileNotFoundError:
             return
-        for family in text_string_to_metric_families(text):
-            if family.name == "cdc_kafka_partition_backlog_messages" and self.partitions is not None:
-                for sample in family.samples:
-                    partition = (sample.labels["topic"], int(sample.labels["partition"]))
-                    self._backlog_at_run_end[partition] = int(sample.value)
-            if family.name in IN_A_ROW:
-                for sample in family.samples:
-                    self._in_a_row[(family.name, tuple(sorted(sample.labels.items())))] = int(sample.value)
-            metric = self.owned.get(family.name)
-            for sample in family.samples if metric is not None else []:
-                child = metric.labels(**sample.labels) if sample.labels else metric
-                if isinstance(metric, Counter) and sample.name.endswith("_total"):
-                    child.inc(sample.value)
-                elif isinstance(metric, Gauge):
-                    child.set(sample.value)
+        try:
+            families = list(text_string_to_metric_families(text))
+        except ValueError as exc:
+            print(f"cdc: {textfile} is not Prometheus's text format, started anew: {exc}", file=sys.stderr)
+            return
+        for family in families:
+            try:
+                self._carry_family(family)
+            except (KeyError, ValueError) as exc:  # a file of another release: its labels differ
+                print(f"cdc: {textfile}: {family.name} not carried over: {exc}", file=sys.stderr)
+
+    def _carry_family(self, family) -> None:
+        if self.partitions is not None and family.name in PARTITION_FAMILIES:
+            for sample in family.samples:
+                partition = (sample.labels["topic"], int(sample.labels["partition"]))
+                getattr(self, PARTITION_FAMILIES[family.name])[partition] = int(sample.value)
+        if family.name in IN_A_ROW:
+            for sample in family.samples:
+                self._in_a_row[(family.name, tuple(sorted(sample.labels.items())))] = int(sample.value)
+        if family.name == "cdc_quarantined_messages":
+            for sample in family.samples:
+                self._reasons.setdefault(sample.labels["source_format"], set()).add(sample.labels["reason"])
+        metric = self.owned.get(family.name)
+        for sample in family.samples if metric is not None else []:
+            child = metric.labels(**sample.labels) if sample.labels else metric
+            if isinstance(metric, Counter) and sample.name.endswith("_total"):
+                child.inc(sample.value)
+            elif isinstance(metric, Gauge):
+                child.set(sample.value)
 
     def publish(self) -> None:
-        """After a run: the textfile written, when there is one (a scrape reads the process's values live)."""
-        if self.textfile is not None:
+        """After a run: the textfile written, when there is one (a scrape reads the process's values live). A
+        file that cannot be written is said on stderr: it never fails the run."""
+        if self.textfile is None:
+            return
+        if self.partitions is not None:
+            for carried, known in (
+                (self._carried_landed, self.partitions.landed),
+                (self._carried_end, self.partitions.end),
+            ):
+                for partition, offset in carried.items():
+                    known.setdefault(partition, offset)
+        try:
             write_to_textfile(str(self.textfile), self.registry)
+        except OSError as exc:
+            print(f"cdc: the metrics were not written to {self.textfile}: {exc}", file=sys.stderr, flush=True)
 
 
 def metrics_for(args, kafka: KafkaOffsets | None = None, schema: str | None = None) -> "Metrics | None":

@@ -43,13 +43,11 @@ def record_run(
     if metrics is None:
         return
     try:
-        if outcome is not None and outcome.change_log_nodes and batch_id is not None:
+        if outcome is not None and outcome.opened_batch:
             metrics.record_tables(batch_tables(spark, schema, batch_id), ended_at, added=True)
             metrics.record_quarantined(quarantined(spark, schema, batch_id=batch_id))
     except Exception as exc:
         print(f"cdc: the batch's tables were not read for the metrics: {first_line(exc)}", file=sys.stderr, flush=True)
-    if metrics.partitions is not None:
-        metrics.record_ingest_end()
     current = outcome is not None and outcome.change_log_current
     metrics.record_run(seconds, succeeded, batch_id, current)
     metrics.publish()

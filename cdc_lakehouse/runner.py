@@ -16,7 +16,15 @@ import threading
 import time
 
 from cdc_lakehouse.command_line import OneLineParser, add_metrics_arguments, add_project_dir_argument
-from cdc_lakehouse.ingest import IngestJob, Progress, add_ingest_arguments, ingest_job, partition_lags, without_secrets
+from cdc_lakehouse.ingest import (
+    ConsumerGroupCommits,
+    IngestJob,
+    Progress,
+    add_ingest_arguments,
+    ingest_job,
+    partition_lags,
+    without_secrets,
+)
 from cdc_lakehouse.ingest_config import IngestConfigError
 from cdc_lakehouse.scheduled_build import (
     BuildArgumentError,
@@ -82,6 +90,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     schema = pipeline_schema(project.manifest())
     kafka = job.kafka_offsets(spark)
     metrics = metrics_for(args, kafka=kafka, schema=schema)
+    commits = ConsumerGroupCommits(job.config, kafka, job.client_settings, metrics)
     if metrics is not None and args.metrics_textfile is None:
         # A new process: each table's newest event time from the history, before any run.
         try:
@@ -97,7 +106,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
         runs += 1
         line = f"cdc-run: run {runs}:"
         report: dict = {"landed": 0, "left_in_kafka": None, "ingest_error": None}
-        progress = Progress(job.config, prints=False, kafka=kafka, metrics=metrics, client_settings=job.client_settings)
+        progress = Progress(job.config, prints=False, commits=commits, metrics=metrics)
         try:
             report["landed"], report["left_in_kafka"] = ingest_once(job, spark, stop, progress)
             line += f" {report['landed']} messages landed, {report['left_in_kafka']} left in Kafka;"

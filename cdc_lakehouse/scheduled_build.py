@@ -77,6 +77,8 @@ class BuildOutcome:
     batch_id: int | None = None
     # The change log holds everything landed at the run's start: it finished the batch, or had nothing to do.
     change_log_current: bool = False
+    # The run opened a new batch (batch_id): what the batch wrote is this run's, counted once.
+    opened_batch: bool = False
     change_log_nodes: int = 0
     change_log_seconds: float = 0.0
     # Source tables with versions in this run's batch.
@@ -545,7 +547,9 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
         outcome.change_log_current = result.success
+        before = run_log.batch_id
         run_log = run_log_after(run_log, result) or read_run_log(spark, schema)
+        outcome.opened_batch = run_log.batch_id is not None and (before is None or run_log.batch_id > before)
     else:
         outcome.change_log_current = True
     outcome.batch_id = run_log.batch_id

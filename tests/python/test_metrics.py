@@ -15,18 +15,22 @@ from cdc_lakehouse.pipeline_state import TableProgress, reason_class
 MONITORING = Path(__file__).resolve().parents[2] / "monitoring"
 
 
-def one_shot_run(textfile: Path, landed: int, end_offset: int, succeeded: bool, versions: int) -> dict:
-    """What a one-shot run (cdc-run --once) does with its metrics: carry the file over, record, write it."""
+def one_shot_run(
+    textfile: Path, landed: int, end_offset: int | None, succeeded: bool, versions: int, table: str = "orders"
+) -> dict:
+    """What a one-shot run (cdc-run --once) does with its metrics: carry the file over, record, write it; a
+    run whose ingest read nothing (end_offset None) records no offsets."""
     metrics = Metrics()
     metrics.add_ingest(kafka=None)
     metrics.add_runs("cdc")
     metrics.textfile = textfile
     metrics.carry_over(textfile)
     metrics.record_landed({"canal_json": landed})
-    metrics.record_offsets({("shop", 0): 100}, {("shop", 0): end_offset})
-    table = TableProgress("canal_json", "canal", "shop", None, "orders", 1_800_000_000.0, versions, 1)
-    metrics.record_tables([table], 1_800_000_060.0, added=True)
-    metrics.record_ingest_end()
+    if end_offset is not None:
+        metrics.record_offsets({("shop", 0): 100}, {("shop", 0): end_offset})
+        metrics.record_batch_landed()
+    progress = TableProgress("canal_json", "canal", "shop", None, table, 1_800_000_000.0, versions, 1)
+    metrics.record_tables([progress], 1_800_000_060.0, added=True)
     metrics.record_run({"ingest": 2.0, "change_log": 5.0}, succeeded, batch_id=7, current=succeeded)
     metrics.publish()
     return samples(textfile.read_text())
@@ -62,7 +66,7 @@ def test_a_one_shot_runs_counters_go_on_from_the_file_and_its_in_a_row_gauges_co
     # The backlog at the runs' ends: 3, 4, 5: it grew at the end of the second and the third.
     partition = (("partition", "0"), ("topic", "shop"))
     assert third[("cdc_kafka_partition_backlog_messages", partition)] == 5
-    assert third[("cdc_kafka_partition_backlog_growing_runs", partition)] == 2
+    assert third[("cdc_kafka_partition_backlog_growing_batches", partition)] == 2
     assert third[("cdc_change_log_batch_id", ())] == 7
 
 
@@ -75,6 +79,30 @@ def test_failed_runs_in_a_row_and_a_change_log_that_did_not_finish(tmp_path):
     assert second[("cdc_runs_failed_in_a_row", ())] == 2
     # A run whose change log failed does not move when the change log was last current.
     assert second[("cdc_change_log_finished_timestamp_seconds", ())] == finished
+
+
+def test_a_runs_lag_replaces_the_last_and_offsets_stay_when_a_run_read_none(tmp_path):
+    textfile = tmp_path / "cdc.prom"
+    one_shot_run(textfile, landed=1, end_offset=103, succeeded=True, versions=1, table="orders")
+    second = one_shot_run(textfile, landed=0, end_offset=None, succeeded=True, versions=1, table="items")
+    lagging = {dict(labels)["source_table"] for name, labels in second if name == "cdc_source_table_lag_seconds"}
+    assert lagging == {"items"}
+    newest = {dict(labels)["source_table"] for name, labels in second if "newest_event" in name}
+    assert newest == {"orders", "items"}
+    partition = (("partition", "0"), ("topic", "shop"))
+    assert second[("cdc_kafka_partition_landed_offset", partition)] == 100
+    assert second[("cdc_kafka_partition_backlog_messages", partition)] == 3
+
+
+def test_a_textfile_of_other_labels_or_no_format_is_not_carried_and_stops_nothing(tmp_path, capsys):
+    textfile = tmp_path / "cdc.prom"
+    textfile.write_text('# TYPE cdc_runs_total counter\ncdc_runs_total{result="ok"} 5\n')
+    run = one_shot_run(textfile, landed=1, end_offset=100, succeeded=True, versions=1)
+    assert run[("cdc_runs_total", (("outcome", "succeeded"),))] == 1
+    assert "cdc_runs not carried over" in capsys.readouterr().err
+    textfile.write_text("{{{ not prometheus\n")
+    run = one_shot_run(textfile, landed=1, end_offset=100, succeeded=True, versions=1)
+    assert run[("cdc_runs_total", (("outcome", "succeeded"),))] == 1
 
 
 def test_labels_are_quoted_and_reasons_bounded(tmp_path):
@@ -90,6 +118,13 @@ def test_labels_are_quoted_and_reasons_bounded(tmp_path):
     assert dict(tables[0])["source_name"] == 'a "name"' and dict(tables[0])["source_database"] == "shop\nx"
     reasons = {dict(labels)["reason"] for name, labels in written if name == "cdc_quarantined_messages_total"}
     assert len(reasons) == MAX_REASON_CLASSES + 1 and "other" in reasons
+    # The next one-shot run knows the file's reasons: a new one is still `other`.
+    again = Metrics()
+    again.add_runs("cdc")
+    again.carry_over(metrics.textfile)
+    again.record_quarantined({("canal_json", "a new kind"): 1})
+    other = {"source_format": "canal_json", "reason": "other"}
+    assert again.registry.get_sample_value("cdc_quarantined_messages_total", other) == 6
 
 
 def test_a_reason_class_drops_what_a_message_put_in_it():
