@@ -17,7 +17,8 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
   typed table in the run;
 - `one_table_metrics`: the one-table runs again, each beside one of `one_table`'s (alternating), with what
   cdc-run does after a run when its metrics are on (the batch's tables and quarantine read, the textfile
-  written) where `one_table`'s write the run's record alone: `metrics_over_off` is the cost of metrics.
+  written) where `one_table`'s write the run's record alone: `metrics_over_off` is the cost of metrics, and
+  `after_run_metrics_s` beside `after_run_record_only_s` that step's own seconds, without the runs' noise.
 Recorded under `changed` in bench/results/latest.json; chart bench/results/changed.png. With `--tables N
 --output PATH` (make bench-many-tables), N source tables and their typed tables instead of 20, the changed
 table the sixth (or the last), and the figures written to PATH without the run of every typed table; with
@@ -116,12 +117,16 @@ def measure(
 
     schema = pipeline_schema(project.manifest())
 
+    # Seconds of what cdc-run does after each run (record_run), by metrics off (False) and on (True).
+    after_run_s: dict[bool, list[float]] = {False: [], True: []}
+
     def build(metrics: Metrics | None = None):
         outcome = scheduled_build(project, spark)
         print(f"bench-changed: {outcome.summary()}", flush=True)
         if not outcome.succeeded:
             raise SystemExit(f"bench-changed: failed: {', '.join(outcome.failures)}")
-        record_run(spark, schema, metrics, outcome, outcome.succeeded, outcome.failures)
+        seconds, _ = timed(lambda: record_run(spark, schema, metrics, outcome, outcome.succeeded, outcome.failures))
+        after_run_s[metrics is not None].append(seconds)
         return outcome
 
     metrics = Metrics()
@@ -174,6 +179,10 @@ def measure(
         "one_table_metrics_s": statistics.median(metrics_runs),
         "one_table_metrics_runs_s": metrics_runs,
         "metrics_over_off": round(statistics.median(metrics_runs) / one_table_s, 2),
+        # What the metrics add to a run: the after-run step's seconds with them, beside without (the run's
+        # record alone), medians over the timed one-table runs.
+        "after_run_metrics_s": statistics.median(after_run_s[True]),
+        "after_run_record_only_s": statistics.median(after_run_s[False][-ONE_TABLE_RUNS:]),
     }
     formats = 9
     after_one_table = events + small_runs * small
