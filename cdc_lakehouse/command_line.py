@@ -52,5 +52,6 @@ def add_metrics_arguments(parser: argparse.ArgumentParser, serves: bool) -> None
         type=Path,
         metavar="FILE",
         help="write the metrics in Prometheus's text format to FILE (a .prom file for node_exporter's textfile "
-        "collector) after each run, going on from the counters the file holds",
+        "collector) after each run, going on from the counters the file holds (default: "
+        "$CDC_METRICS_TEXTFILE_DIR/<command>.prom when that is set, else none)",
     )

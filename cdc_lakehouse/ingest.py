@@ -341,7 +341,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
 
     spark = open_session(profile_spark_settings(args.target))
     kafka = job.kafka_offsets(spark)
-    metrics = metrics_for(args, kafka=kafka)
+    metrics = metrics_for(args, "cdc-ingest", kafka=kafka)
     commits = ConsumerGroupCommits(job.config, kafka, job.client_settings, metrics)
     progress = Progress(job.config, commits=commits, metrics=metrics)
     try:

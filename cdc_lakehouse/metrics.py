@@ -12,6 +12,7 @@ tables its history has, formats, consumer groups of ingest.yml, and quarantine r
 """
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -326,11 +327,20 @@ class Metrics:
             print(f"cdc: the metrics were not written to {self.textfile}: {exc}", file=sys.stderr, flush=True)
 
 
-def metrics_for(args, kafka: KafkaOffsets | None = None, schema: str | None = None) -> "Metrics | None":
-    """The metrics a command's arguments ask for (--metrics-port, --metrics-textfile), None without either:
-    ingest's when it reads Kafka (`kafka`), the scheduled runs' when it runs them (`schema`); served at once,
-    and going on from the textfile."""
+TEXTFILE_FOLDER_VARIABLE = "CDC_METRICS_TEXTFILE_DIR"
+
+
+def metrics_for(
+    args, command: str, kafka: KafkaOffsets | None = None, schema: str | None = None, environment=None
+) -> "Metrics | None":
+    """The metrics a command's arguments ask for (--metrics-port, --metrics-textfile, else
+    $CDC_METRICS_TEXTFILE_DIR/<command>.prom: what an orchestrator's tasks write, a file per command), None
+    without any: ingest's when it reads Kafka (`kafka`), the scheduled runs' when it runs them (`schema`);
+    served at once, and going on from the textfile."""
+    environment = os.environ if environment is None else environment
     port, textfile = getattr(args, "metrics_port", None), args.metrics_textfile
+    if textfile is None and environment.get(TEXTFILE_FOLDER_VARIABLE):
+        textfile = Path(environment[TEXTFILE_FOLDER_VARIABLE]) / f"{command}.prom"
     if port is None and textfile is None:
         return None
     metrics = Metrics()

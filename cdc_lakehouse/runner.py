@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     spark = open_session(project.spark_settings())
     schema = pipeline_schema(project.manifest())
     kafka = job.kafka_offsets(spark)
-    metrics = metrics_for(args, kafka=kafka, schema=schema)
+    metrics = metrics_for(args, "cdc-run", kafka=kafka, schema=schema)
     commits = ConsumerGroupCommits(job.config, kafka, job.client_settings, metrics)
     if metrics is not None and args.metrics_textfile is None:
         # A new process: each table's newest event time from the history, before any run.

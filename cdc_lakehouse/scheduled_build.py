@@ -686,7 +686,7 @@ def main(argv: list[str] | None = None) -> int:
     project = DbtProject(args.project_dir, target=args.target, dbt_vars=dbt_vars)
     spark = open_session(project.spark_settings())
     schema = pipeline_schema(project.manifest())
-    metrics = metrics_for(args, schema=schema)
+    metrics = metrics_for(args, "cdc-build", schema=schema)
     try:
         outcome = scheduled_build(project, spark)
     except (DbtCommandError, SchemaHeld) as exc:

@@ -169,3 +169,22 @@ def test_the_dashboard_and_the_alert_rules_name_only_metrics_that_exist():
     alerts = {rule["alert"] for group in rules["groups"] for rule in group["rules"] if "alert" in rule}
     assert {"CdcSourceTableLagging", "CdcKafkaBacklogGrowing", "CdcQuarantineRate", "CdcRunsFailing"} <= alerts
     assert "CdcChangeLogStale" in alerts
+
+
+def test_an_orchestrators_tasks_write_a_textfile_per_command_where_the_environment_says(tmp_path):
+    """CDC_METRICS_TEXTFILE_DIR in the scheduler's environment: cdc-ingest, then cdc-build, each its own file
+    (node_exporter refuses a series two files hold); --metrics-textfile wins; neither, no metrics."""
+    from argparse import Namespace
+
+    from cdc_lakehouse.metrics import metrics_for
+
+    environment = {"CDC_METRICS_TEXTFILE_DIR": str(tmp_path)}
+    ingest = metrics_for(Namespace(metrics_textfile=None), "cdc-ingest", environment=environment)
+    build = metrics_for(Namespace(metrics_textfile=None), "cdc-build", schema="cdc", environment=environment)
+    chosen = metrics_for(Namespace(metrics_textfile=tmp_path / "mine.prom"), "cdc-build", environment=environment)
+    assert (ingest.textfile, build.textfile, chosen.textfile) == (
+        tmp_path / "cdc-ingest.prom",
+        tmp_path / "cdc-build.prom",
+        tmp_path / "mine.prom",
+    )
+    assert metrics_for(Namespace(metrics_textfile=None), "cdc-build", schema="cdc", environment={}) is None
