@@ -91,8 +91,8 @@ def main(argv: list[str] | None = None, environment: dict[str, str] | None = Non
     kafka = job.kafka_offsets(spark)
     metrics = metrics_for(args, "cdc-run", kafka=kafka, schema=schema)
     commits = ConsumerGroupCommits(job.config, kafka, job.client_settings, metrics)
-    if metrics is not None and args.metrics_textfile is None:
-        # A new process: each table's newest event time from the history, before any run.
+    if metrics is not None and metrics.textfile is None:
+        # A served process starts from nothing (a textfile carries them): each table's newest event time.
         try:
             metrics.record_tables(all_tables(spark, schema), time.time(), added=False)
         except Exception as exc:
