@@ -8,7 +8,8 @@ A run has three parts, the first in one batch:
    them) that need creating: those no scheduled run created, those whose source table's columns were added
    or retyped in cdc_table_columns after they were created, and those behind the view they select from. A
    typed view selects from cdc_history, so a batch changes its rows without creating it again: most runs
-   have nothing to do here.
+   have nothing to do here. A typed history a deployment stores (materialization cdc_stored_history) is
+   built too when its source table had versions in a batch since: it merges them.
 3. The analysts' models and tests (every scheduled node that is not the pipeline's, README "Building on
    it") downstream of a pipeline table that changed since they were last built (an incremental model that
    finished a batch, a typed view whose source table had versions in a batch or that was created again),
@@ -46,6 +47,8 @@ TABLE_COLUMNS = "cdc_table_columns"
 # through: a typed view, the batch it was created in; an analyst's node, the newest batch its pipeline inputs
 # had finished or changed in when it was built.
 BUILDS = "cdc_downstream_builds"
+# The materialization of a typed history stored as a Delta table (macros/cdc_stored_history.sql).
+STORED_HISTORY = "cdc_stored_history"
 PASSED = ("success", "pass", "warn")
 
 
@@ -302,16 +305,54 @@ def typed_source_tables(
     return tables
 
 
+def stored_roots(manifest, roots: Iterable[str]) -> list[str]:
+    """The typed roots stored as Delta tables (materialization cdc_stored_history), not views."""
+    return [root for root in roots if manifest.nodes[root].config.materialized == STORED_HISTORY]
+
+
+def stored_to_merge(
+    manifest,
+    roots: Iterable[str],
+    built: dict[str, int],
+    touched: Collection[ChangedTable],
+    config: TypedTableConfig | None = None,
+) -> set[str]:
+    """The stored typed histories built before whose source table had versions in a later batch."""
+    return {
+        root
+        for root in stored_roots(manifest, roots)
+        if root in built
+        and any(
+            t.batch_id > built[root] and matches(typed_source_table(manifest.nodes[root], config) or {}, t)
+            for t in touched
+        )
+    }
+
+
+def views_on_merged(manifest, merged: Iterable[str], pipeline: set[str], built: dict[str, int]) -> set[str]:
+    """The views on stored histories that merged a batch and were not behind them before: a merge changes
+    their rows, not their columns, so they are as current as their history after it."""
+    return {
+        node
+        for root in merged
+        for node in descendants(manifest, [root], pipeline) - {root}
+        if node.startswith("model.") and built.get(node, -1) >= built[root]
+    }
+
+
 def typed_nodes_to_build(
     manifest,
     pipeline: set[str],
     built: dict[str, int],
     retyped: list[ChangedTable],
     config: TypedTableConfig | None = None,
+    touched: Collection[ChangedTable] = (),
 ) -> set[str]:
     """The typed views of part 2 (see the module's doc), with the pipeline's nodes on them, among the pipeline's
     scheduled nodes: a root no scheduled run created (or without a source table), or whose table was retyped
-    after it was created; a view below behind a view it selects from."""
+    after it was created; a view below behind a view it selects from. A stored history whose table had
+    versions in a batch (`touched`) after the one it was built through is built alone: it merges them, and the
+    views on it read them as they are."""
     roots = typed_roots(manifest, pipeline)
     typed = descendants(manifest, roots, pipeline)
     selected = []
@@ -331,7 +372,7 @@ def typed_nodes_to_build(
         upstream = [built.get(parent) for parent in manifest.nodes[unique_id].depends_on.nodes if parent in typed]
         if created is None or any(batch is None or batch > created for batch in upstream):
             selected.append(unique_id)
-    return descendants(manifest, selected, typed)
+    return descendants(manifest, selected, typed) | stored_to_merge(manifest, roots, built, touched, config)
 
 
 def changed_view_results(
@@ -560,7 +601,11 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     roots = typed_roots(manifest, pipeline)
     outcome.typed_tables = len(roots)
     earliest = min((built.get(root, -1) for root in roots), default=-1)
-    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped_tables(spark, schema, earliest), config)
+    stored = stored_roots(manifest, roots)
+    stored_touched = touched_tables(spark, schema, min(built.get(root, -1) for root in stored)) if stored else []
+    to_build = typed_nodes_to_build(
+        manifest, pipeline, built, retyped_tables(spark, schema, earliest), config, stored_touched
+    )
     outcome.typed_tables_built = len(set(roots) & to_build)
     created: set[str] = set()
     if to_build:
@@ -571,10 +616,13 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.typed_seconds = time.monotonic() - started
         outcome.failures += failures(result) if not result.success else []
         outcome.results += node_results(result)
-        created = {r["unique_id"] for r in node_results(result) if r["status"] == "success"} & set(typed_tables)
-        if created and run_log.batch_id is not None:
-            record_builds(spark, schema, dict.fromkeys(created, run_log.batch_id))
-            built |= dict.fromkeys(created, run_log.batch_id)
+        succeeded = {r["unique_id"] for r in node_results(result) if r["status"] == "success"}
+        created = succeeded & set(typed_tables)
+        merged = stored_to_merge(manifest, roots, built, stored_touched, config) & succeeded
+        current = created | views_on_merged(manifest, merged, pipeline, built)
+        if current and run_log.batch_id is not None:
+            record_builds(spark, schema, dict.fromkeys(current, run_log.batch_id))
+            built |= dict.fromkeys(current, run_log.batch_id)
     outcome.typed_done_at = time.time()
 
     # Whatever changed before `since` is older than every analysts' node built, so it makes none due.

@@ -222,12 +222,15 @@
 {% endmacro %}
 
 
-{# The Delta tables the pipeline writes: its models' and snapshot's tables, the seeds and the run log; not analysts'. #}
+{#
+    The Delta tables the pipeline writes: its models' and snapshot's tables (stored typed histories too), the
+    seeds and the run log; not analysts'.
+#}
 {% macro cdc_maintained_tables() %}
     {%- set tables = [] -%}
     {%- for node in graph.nodes.values()
         if (node.resource_type == 'seed' or cdc_pipeline_node(node))
-        and node.config.materialized in ('table', 'incremental', 'seed', 'snapshot') -%}
+        and node.config.materialized in ('table', 'incremental', 'cdc_stored_history', 'seed', 'snapshot') -%}
         {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
         {%- if relation is not none -%}
             {%- do tables.append(relation | string) -%}

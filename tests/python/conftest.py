@@ -197,6 +197,18 @@ def project_without_typed_tables(project: Path) -> Path:
     return project
 
 
+def mark_stored_history(project: Path, *models: str) -> Path:
+    """The project at `project` with these typed history models stored (README, "Typed tables and querying"),
+    as a deployment marks them in its dbt_project.yml."""
+    path = project / "dbt_project.yml"
+    text = path.read_text()
+    anchor = "    tables:\n      +tags: [cdc_pipeline]\n      +materialized: view\n"
+    assert anchor in text, "dbt_project.yml no longer configures models/tables/ as this expects"
+    marks = "".join(f"      {model}:\n        +materialized: cdc_stored_history\n" for model in models)
+    path.write_text(text.replace(anchor, anchor + marks))
+    return project
+
+
 def typed_text_sql(expression: str) -> str:
     """SQL of "typeof|text" of a typed value: binary as upper-case hex, NULL for null."""
     return (

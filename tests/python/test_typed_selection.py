@@ -10,7 +10,7 @@ cdc-build's last part, not its second). What each selection selects is what `dbt
 """
 
 import pytest
-from conftest import project_without_typed_tables
+from conftest import mark_stored_history, project_without_typed_tables
 
 from cdc_lakehouse.scheduled_build import (
     CHANGE_LOG,
@@ -19,6 +19,7 @@ from cdc_lakehouse.scheduled_build import (
     pipeline_nodes,
     typed_nodes_to_build,
     typed_selection_arguments,
+    views_on_merged,
 )
 
 TABLES = ("a", "b", "c")
@@ -41,21 +42,28 @@ def project(tmp_path_factory):
     (root / "tests" / "shop__a__audited.sql").write_text(AUDIT_TEST)
     (root / "models" / "analytics").mkdir()
     (root / "models" / "analytics" / "a_ids.sql").write_text(ANALYSTS_VIEW)
+    mark_stored_history(root, "shop__c__history")
     return DbtProject(project_dir=root, dbt_vars={"cdc_enabled_formats": ["canal_json"]})
 
 
 def chosen(
-    project, *retyped_tables: str, first_run: bool = False, built: dict[str, int] | None = None
+    project,
+    *retyped_tables: str,
+    first_run: bool = False,
+    built: dict[str, int] | None = None,
+    touched: tuple[str, ...] = (),
 ) -> tuple[set[str], list[str]]:
-    """The typed nodes cdc-build chooses after batch 2 retyped these tables, every typed view created in batch 1
-    (none on a first run; else `built`), and the arguments that select them."""
+    """The typed nodes cdc-build chooses after batch 2 retyped these tables and wrote versions of `touched`,
+    every typed view created in batch 1 (none on a first run; else `built`), and the arguments that select
+    them."""
     manifest = project.manifest()
     pipeline = pipeline_nodes(manifest, project.selected(SCHEDULED))
     typed = pipeline - set(project.selected(CHANGE_LOG))
     if built is None:
         built = {} if first_run else {node: 1 for node in typed if node.startswith("model.")}
     retyped = [ChangedTable("canal_json", "shop", None, table, 2) for table in retyped_tables]
-    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped)
+    touched_tables = [ChangedTable("canal_json", "shop", None, table, 2) for table in touched]
+    to_build = typed_nodes_to_build(manifest, pipeline, built, retyped, touched=touched_tables)
     return to_build, typed_selection_arguments(manifest, to_build, typed)
 
 
@@ -106,3 +114,27 @@ def test_two_retyped_tables_leave_out_the_audits_test_and_the_analysts_view(proj
         "empty",
     ]
     assert set(project.listed(*arguments)) == to_build
+
+
+def test_a_stored_history_whose_table_had_versions_is_built_alone(project):
+    # shop.c's history is stored (cdc_stored_history): it merges the batch's versions, its current view reads
+    # them as it is; shop.a's views read them without being created again.
+    to_build, arguments = chosen(project, touched=("a", "c"))
+    assert names(to_build) == {"shop__c__history"}
+    assert set(project.listed(*arguments)) == to_build
+
+
+def test_a_stored_history_built_through_the_batch_is_not_built_again(project):
+    # As cdc-build records a merge: the history and the current view on it, built through batch 2.
+    built = {f"model.cdc_lakehouse.shop__{table}__{kind}": 1 for table in TABLES for kind in ("history", "current")}
+    built["model.cdc_lakehouse.shop__c__history"] = built["model.cdc_lakehouse.shop__c__current"] = 2
+    assert chosen(project, built=built, touched=("c",))[0] == set()
+
+
+def test_a_merge_keeps_the_views_on_it_current_unless_they_were_behind(project):
+    manifest = project.manifest()
+    pipeline = pipeline_nodes(manifest, project.selected(SCHEDULED))
+    history, current = (f"model.cdc_lakehouse.shop__c__{kind}" for kind in ("history", "current"))
+    assert views_on_merged(manifest, {history}, pipeline, {history: 1, current: 1}) == {current}
+    # A current view a failed run left behind its history is created again, not recorded as current.
+    assert views_on_merged(manifest, {history}, pipeline, {history: 2, current: 1}) == set()

@@ -7,7 +7,9 @@ view, a message delivered again at a new offset is no new version, a column adde
 in the versions from before, a column widened by DDL (int to bigint) reads every version wider, and a column
 changed to a type its earlier values do not parse as (varchar to int) reads NULL in those versions. The
 history's batch test (cdc_versions_hold), which the views inherit, fails on a repeated version and a null
-flag.
+flag. The same batches and rows again with the history stored (materialization cdc_stored_history): a Delta
+table partitioned by is_current, merged by the batch whose columns it has and created again by those that add
+or retype one, which cdc-maintain maintains.
 
 Then two Canal JSON tables scaffolded by cdc-scaffold into a copy of the project, built, evolved by an
 ALTER TABLE and refreshed: one named in Chinese (database 商城, table 订单, Chinese column names), and
@@ -17,12 +19,13 @@ added by the DDL.
 """
 
 import json
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
 import yaml
-from conftest import PROJECT_DIR, project_without_typed_tables
+from conftest import PROJECT_DIR, mark_stored_history, project_copy, project_without_typed_tables
 from history_project import SCHEMA, project_in_schema
 from pyspark.sql import functions as F
 
@@ -109,19 +112,53 @@ def project(spark, tmp_path_factory):
     yield from project_in_schema(spark, tmp_path_factory)
 
 
-@pytest.fixture(scope="module")
-def after_each_batch(project) -> list[dict]:
-    """What the typed views hold after each batch's run."""
+@pytest.fixture(scope="module", params=["view", "stored"])
+def after_each_batch(request, project, tmp_path_factory) -> list[dict]:
+    """What the typed models hold after each batch's run: views over cdc_history, or (`stored`) the history
+    stored as a Delta table (materialization cdc_stored_history) and the current view over it. The same
+    rows are expected of both."""
+    if request.param == "stored":
+        project.project_dir = mark_stored_history(
+            project_copy(tmp_path_factory.mktemp("stored_history") / "project"), TYPED_MODELS[0]
+        )
+    try:
+        states = list(each_batch(project))
+        history = f"{SCHEMA}.{TYPED_MODELS[0]}"
+        writes = (
+            # Auto compaction's commits (OPTIMIZE) aside.
+            [
+                row.operation
+                for row in project.spark.sql(f"DESCRIBE HISTORY {history}").orderBy("version").collect()
+                if row.operation != "OPTIMIZE"
+            ]
+            if request.param == "stored"
+            else None
+        )
+        (shown,) = project.dbt(
+            "show", "--inline", "select '{{ cdc_maintained_tables() | join(\",\") }}' as maintained"
+        ).result.results
+        maintained = shown.agate_table.rows[0][0].split(",")
+        yield [
+            {**state, "stored": request.param == "stored", "writes": writes, "maintained": maintained}
+            for state in states
+        ]
+    finally:
+        project.project_dir = PROJECT_DIR
+
+
+def each_batch(project) -> Iterator[dict]:
     project.reset()
     for model in ("cdc_observed_column_types", "cdc_table_columns", *TYPED_MODELS):
         project.spark.sql(f"DROP TABLE IF EXISTS {SCHEMA}.{model}")
     project.type_mappings()
-    states = []
     for number, batch in enumerate(BATCHES):
         project.land(TOPIC, batch)
         project.run(*TYPED_RUN)
-        states.append(
+        yield (
             {
+                "kinds": {
+                    model: project.spark.catalog.getTable(f"{SCHEMA}.{model}").tableType for model in TYPED_MODELS
+                },
                 "current": typed_rows(
                     project,
                     "shop__orders__huawei_drs_json__current",
@@ -143,7 +180,27 @@ def after_each_batch(project) -> list[dict]:
                 else None,
             }
         )
-    return states
+
+
+def test_a_stored_history_is_merged_and_created_again_when_its_columns_change(project, after_each_batch):
+    history, current = TYPED_MODELS
+    stored = after_each_batch[0]["stored"]
+    assert {state["kinds"][current] for state in after_each_batch} == {"VIEW"}
+    assert {state["kinds"][history] != "VIEW" for state in after_each_batch} == {stored}
+    # cdc-maintain compacts and vacuums a stored history, as every table the pipeline writes.
+    assert (f"{SCHEMA}.{history}" in after_each_batch[0]["maintained"]) == stored
+    assert f"{SCHEMA}.{current}" not in after_each_batch[0]["maintained"]
+    if stored:
+        (detail,) = project.spark.sql(f"DESCRIBE DETAIL {SCHEMA}.{history}").collect()
+        assert (detail.format, detail.partitionColumns) == ("delta", ["is_current"])
+        # Created by the first batch, merged by the second (the same columns), created again by the third (c and
+        # shipped added) and the fourth (id and a retyped).
+        assert after_each_batch[0]["writes"] == [
+            "CREATE OR REPLACE TABLE AS SELECT",
+            "MERGE",
+            "CREATE OR REPLACE TABLE AS SELECT",
+            "CREATE OR REPLACE TABLE AS SELECT",
+        ]
 
 
 def test_first_batch(after_each_batch):
