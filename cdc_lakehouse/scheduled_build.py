@@ -606,7 +606,8 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     to_build = typed_nodes_to_build(
         manifest, pipeline, built, retyped_tables(spark, schema, earliest), config, stored_touched
     )
-    outcome.typed_tables_built = len(set(roots) & to_build)
+    merged = stored_to_merge(manifest, roots, built, stored_touched, config)
+    outcome.typed_tables_built = len(set(roots) & to_build - merged)
     created: set[str] = set()
     if to_build:
         started = time.monotonic()
@@ -618,8 +619,8 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.results += node_results(result)
         succeeded = {r["unique_id"] for r in node_results(result) if r["status"] == "success"}
         created = succeeded & set(typed_tables)
-        merged = stored_to_merge(manifest, roots, built, stored_touched, config) & succeeded
-        current = created | views_on_merged(manifest, merged, pipeline, built)
+        # A view this run built (or failed to) is current only if it succeeded.
+        current = created | (views_on_merged(manifest, merged & succeeded, pipeline, built) - to_build)
         if current and run_log.batch_id is not None:
             record_builds(spark, schema, dict.fromkeys(current, run_log.batch_id))
             built |= dict.fromkeys(current, run_log.batch_id)

@@ -232,7 +232,8 @@
         if (node.resource_type == 'seed' or cdc_pipeline_node(node))
         and node.config.materialized in ('table', 'incremental', 'cdc_stored_history', 'seed', 'snapshot') -%}
         {%- set relation = adapter.get_relation(database=node.database, schema=node.schema, identifier=node.alias) -%}
-        {%- if relation is not none -%}
+        {#- A history marked stored is a view until its first stored build. -#}
+        {%- if relation is not none and not relation.is_view -%}
             {%- do tables.append(relation | string) -%}
         {%- endif -%}
     {%- endfor -%}
