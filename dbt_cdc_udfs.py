@@ -5,9 +5,16 @@ must not start Spark (``dbt parse``, ``ls`` and ``compile`` never open a connect
 wraps dbt-spark's session cursor: the first statement dbt executes creates the session from the
 profile's server_side_parameters, as dbt-spark would, and prepares it (cdc_lakehouse.session); the first
 statement of a command that writes takes the schema's lease on a shared metastore (cdc_lakehouse.schema_lease).
+
+dbt offers no hook before a statement, so this wraps a method of dbt-spark: fenced like the macro overrides
+(CONTRIBUTING.md, "The dbt-override fence"). WRAPS names the method as it was when the wrapper was written;
+tests/python/test_overrides.py fails when the installed dbt-spark's differs.
 """
 
 from dbt.plugins.manager import dbtPlugin
+
+# (package, version, module file under site-packages, class.method, sha256 prefix of the method's source)
+WRAPS = ("dbt-spark", "1.11.0", "dbt/adapters/spark/session.py", "Cursor.execute", "a9ed901c0957")
 
 
 class CdcUdfPlugin(dbtPlugin):

@@ -5,9 +5,11 @@ Each override's first line names the installed dbt macro it follows: `{# upstrea
 under site-packages> <macro> <sha256 prefix of that macro's text> #}`. The test fails when the installed
 macro's text is no longer the one the override was written against (dbt-core, dbt-adapters or dbt-spark
 changed it), so an upgrade cannot silently leave an override behind; and when a project macro outside
-macros/overrides/ replaces a dbt macro, or an adapter implementation of one, unfenced. No Spark, no dbt run.
+macros/overrides/ replaces a dbt macro, or an adapter implementation of one, unfenced. The dbt plugin's wrapper
+of dbt-spark's session cursor is fenced the same way (dbt_cdc_udfs.WRAPS). No Spark, no dbt run.
 """
 
+import ast
 import hashlib
 import re
 import sysconfig
@@ -16,6 +18,8 @@ from pathlib import Path
 
 import pytest
 from conftest import PROJECT_DIR
+
+from dbt_cdc_udfs import WRAPS
 
 OVERRIDES = PROJECT_DIR / "macros" / "overrides"
 SITE_PACKAGES = Path(sysconfig.get_paths()["purelib"])
@@ -61,3 +65,23 @@ def test_every_replacement_of_a_dbt_macro_is_in_the_overrides_folder():
         if name in dbt_names or name.startswith(("spark__", "default__"))
     }
     assert not unfenced, f"replacements of dbt macros outside macros/overrides/: {sorted(unfenced)}"
+
+
+def method_source(module_text: str, qualified_name: str) -> str:
+    """The source text of `Class.method` in a module's text."""
+    class_name, method_name = qualified_name.split(".")
+    module = ast.parse(module_text)
+    (cls,) = [node for node in module.body if isinstance(node, ast.ClassDef) and node.name == class_name]
+    (method,) = [node for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == method_name]
+    return ast.get_source_segment(module_text, method)
+
+
+def test_the_plugin_wraps_the_installed_dbt_spark_cursor_it_was_written_for():
+    package, followed_version, file, name, recorded = WRAPS
+    upstream = SITE_PACKAGES / file
+    assert upstream.is_file(), f"{package} {version(package)} has no {file}: dbt_cdc_udfs.py wraps a moved {name}"
+    installed = fingerprint(method_source(upstream.read_text(), name))
+    assert installed == recorded, (
+        f"{package} {version(package)}'s {name} ({installed}) is not the one dbt_cdc_udfs.py wraps ({package} "
+        f"{followed_version}, {recorded}): compare the two, carry the change into the wrapper, then record {installed}"
+    )
