@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from conftest import PROJECT_DIR, dbt_in_process
+from helpers import PROJECT_DIR, dbt_in_process
 
 from cdc_lakehouse.formats import format_traits
 

@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN, project_without_typed_tables
+from helpers import PROJECT_DIR, VENV_BIN, project_without_typed_tables
 from history_project import format_path_tables
 
 from cdc_lakehouse.formats import SOURCE_FORMATS

@@ -12,9 +12,7 @@ null and typed values, time -1) and `bad_messages.jsonl` are ours.
 from datetime import datetime
 from decimal import Decimal
 
-from conftest import VENDOR_EXAMPLES
-from test_aliyun_streamx_json import format_events
-from test_huawei_drs_json import read_table
+from helpers import VENDOR_EXAMPLES, format_events, read_table
 
 FORMAT = "aliyun_datahub_tuple"
 SEED_TOPIC = f"{FORMAT}.seed_000_tuple"

@@ -20,7 +20,7 @@ Expected rows are written out by hand from the vendor text; epoch milliseconds w
 from datetime import datetime
 from decimal import Decimal
 
-from test_huawei_drs_json import read_table
+from helpers import format_events, read_table
 
 FORMAT = "aliyun_streamx_json"
 BLOB_TOPIC = f"{FORMAT}.seed_000_datahub_blob"
@@ -408,25 +408,6 @@ EXPECTED_FULL_LOAD_ORDER = [
 ]
 
 
-def format_events(spark, warehouse, topic: str) -> list[dict]:
-    """A topic's events in offset order, without the columns every event has (checked), the source
-    identity, event_order (see event_orders) and row_columns (see row_columns)."""
-    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
-    rows = []
-    for row in events.collect():
-        event = row.asDict(recursive=True)
-        assert len(event.pop("event_id")) == 64
-        assert event.pop("ingested_at") is not None
-        assert event.pop("cdc_batch_id") is not None
-        assert event.pop("source_format") == topic.split(".")[0]
-        assert event.pop("topic") == topic
-        assert event.pop("kafka_partition") == 0
-        for column in ("source_name", "source_task", "source_time_zone", "event_order", "row_columns"):
-            event.pop(column)
-        rows.append(event)
-    return rows
-
-
 def event_orders(spark, warehouse, topic: str) -> list[tuple[int, list[int]]]:
     events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
     return [(row.kafka_offset, [int(part) for part in row.event_order]) for row in events.collect()]
@@ -535,7 +516,7 @@ def test_ddl_meta_is_kept_as_opaque_text(spark, built_warehouse):
 
 
 def built_warehouse_examples():
-    from conftest import VENDOR_EXAMPLES
+    from helpers import VENDOR_EXAMPLES
 
     return VENDOR_EXAMPLES / FORMAT
 

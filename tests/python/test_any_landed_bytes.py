@@ -1,12 +1,11 @@
 """Whatever bytes land, `dbt build` completes (the shared build asserts it) and each message is accounted for.
 
-Every format's topic `<format>.garbage` holds the same bytes no vendor writes (conftest.garbage_messages):
+Every format's topic `<format>.garbage` holds the same bytes no vendor writes (helpers.garbage_messages):
 each becomes a quarantined message with a reason, never an event and never a failed build.
 """
 
 import pytest
-from conftest import GARBAGE_TOPIC, garbage_messages
-from test_huawei_drs_json import read_table
+from helpers import GARBAGE_TOPIC, garbage_messages, read_table
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 

@@ -28,12 +28,11 @@ After the crash and rerun, every table holds each landed message's rows once. Ex
 written by hand from Canal's documented fields (es: the source commit time).
 """
 
-import json
 import re
 from datetime import UTC, datetime
 
 import pytest
-from conftest import dbt_in_process
+from helpers import dbt_in_process, row_change
 
 # Many dbt runs on one warehouse: make test-slow, beside make test in CI.
 pytestmark = pytest.mark.slow
@@ -56,27 +55,6 @@ TABLES = {
     "cdc_history": "scd_id",
     "cdc_observed_column_types": "column_type_key",
 }
-
-
-def row_change(change_id: int, operation: str, seconds: int, data: dict, old: dict | None = None) -> bytes:
-    """A Canal FlatMessage (Huawei DRS JSON has the same MySQL form) of one row of shop.items at T0 + seconds."""
-    es = 1_700_000_000_000 + seconds * 1000
-    message = {
-        "id": change_id,
-        "es": es,
-        "ts": es + 7,
-        "database": "shop",
-        "table": "items",
-        "type": operation,
-        "isDdl": False,
-        "sql": "",
-        "pkNames": ["id"],
-        "mysqlType": {"id": "int(11)", "note": "varchar(20)"},
-        "sqlType": {"id": 4, "note": 12},
-        "data": [data],
-        "old": None if old is None else [old],
-    }
-    return json.dumps(message).encode()
 
 
 def land_late(spark, rows: list[tuple[str, str, int, bytes]]) -> None:

@@ -17,7 +17,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
-from conftest import dbt_in_process, in_process_schema, project_copy
+from helpers import dbt_in_process, in_process_schema, project_copy
 
 pytestmark = pytest.mark.slow
 

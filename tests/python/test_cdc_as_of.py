@@ -6,7 +6,7 @@ without valid_to that is not current (only untimed versions followed it) at no t
 import json
 
 import pytest
-from conftest import dbt_show_in_process
+from helpers import dbt_show_in_process
 
 VERSIONS = """
     select * from values

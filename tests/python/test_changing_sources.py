@@ -22,7 +22,7 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import in_process_schema, project_copy
+from helpers import in_process_schema, project_copy
 
 from vendor_writers import DELETE, INIT, INSERT, UPDATE, Change, Table
 from vendor_writers import canal_json as canal_writer

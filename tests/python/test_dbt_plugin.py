@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN
+from helpers import PROJECT_DIR, VENV_BIN
 
 
 @pytest.mark.parametrize("command", [["parse"], ["ls", "--resource-type", "model"]])

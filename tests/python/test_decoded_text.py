@@ -1,7 +1,7 @@
 """cdc_decoded_text: a JSON message's bytes as strict UTF-8 text, natively in Spark SQL. Expected values
 are written by hand from the UTF-8 definition (RFC 3629) and Python's strict decoder."""
 
-from conftest import dbt_show_in_process
+from helpers import dbt_show_in_process
 
 NOT_UTF8 = "value is not valid UTF-8"
 CASES = [

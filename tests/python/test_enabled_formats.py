@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import pytest
 import yaml
-from conftest import VENDOR_EXAMPLES, dbt_in_process, in_process_schema, project_without_typed_tables
+from helpers import VENDOR_EXAMPLES, dbt_in_process, in_process_schema, project_without_typed_tables
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from conftest import in_process_schema, project_without_typed_tables
+from helpers import in_process_schema, project_without_typed_tables
 
 from vendor_writers import INSERT, UPDATE, Change, Table
 from vendor_writers import canal_json as canal_writer

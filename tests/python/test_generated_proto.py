@@ -2,7 +2,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import PROJECT_DIR
+from helpers import PROJECT_DIR
 
 PROTO_DIR = PROJECT_DIR / "python_udfs" / "proto"
 

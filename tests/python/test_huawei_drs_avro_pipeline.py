@@ -1,7 +1,7 @@
-"""Huawei DRS Avro end to end: schemaless records written by `conftest.write_drs_avro_cases` with fastavro and
+"""Huawei DRS Avro end to end: schemaless records written by `helpers.write_drs_avro_cases` with fastavro and
 the test writer schema (sample_data/drs_record.avsc, which follows the DRS JSON field list of seed
 004; the vendor's record.avsc is not public), landed one `.bin` file per message, `dbt build`, read back.
-Expected rows are written out by hand from the records in conftest.
+Expected rows are written out by hand from the records in helpers.py.
 """
 
 import io
@@ -9,8 +9,7 @@ import json
 from datetime import datetime
 
 import fastavro
-from conftest import DRS_AVRO_SCHEMA, DRS_AVRO_TYPES, dbt_show_in_process
-from test_huawei_drs_json import comparable_event_rows, event_rows, read_table
+from helpers import DRS_AVRO_SCHEMA, DRS_AVRO_TYPES, comparable_event_rows, dbt_show_in_process, event_rows, read_table
 
 TOPIC = "huawei_drs_avro.records"
 BAD_TOPIC = "huawei_drs_avro.bad_records"

@@ -1,149 +1,22 @@
 """Huawei DRS JSON end to end: the vendor's own examples (seed 004) landed, `dbt build`, cdc_events read back.
 
-Expected rows are written out from the vendor document: the MySQL-form UPDATE, the full-sync INIT row
-and the INIT_DDL table-structure message.
+Expected rows (vendor_expectations.py) are written out from the vendor document: the MySQL-form UPDATE, the
+full-sync INIT row and the INIT_DDL table-structure message.
 """
 
-import base64
 import json
-from datetime import datetime
 
-from conftest import GARBAGE_TOPIC, assert_succeeded
-
-VENDOR_TOPIC = "huawei_drs_json.seed_004_mysql"
-
-# Binary columns of the vendor example, as the bytes their Java byte lists spell.
-C12_BYTES = b"jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304ieurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
-C14_BYTES = (
-    b'jgojgoidsjgojosog934094309tjhrgjew9tu09340teroejg98304i79846546661465!@#$%^*()_)+_+|}"?>::'
-    b"eurg9ewurg0weut9r04u095tu3092ut093ut0w9e"
-)
-LONG_TEXT = "asfiajhfiaf939-0239uoituqorjoqirfoidjfqrniowejoiwqjroqwjrowqjojoiqgoiegnkjgoi23roiugouofdug9u90weurtg103"
-AFTER_IMAGE = {
-    "c11": "",
-    "c10": "华为云huaweicloud",
-    "c13": LONG_TEXT,
-    "c12": base64.b64encode(C12_BYTES).decode(),
-    "c14": base64.b64encode(C14_BYTES).decode(),
-    "c1": "cf3f70a7-7565-44b0-ae3c-83bec549ea8e:104",
-    "c2": "",
-    "c3": "103",
-    "c4": "2021-06-25 17:51:53",
-    "c5": "1624614713.201",
-    "c6": "!@#$%90weurtg103",
-    "c7": "10357.0",
-    "c8": "1.2510357E7",
-    "c9": "9874510357",
-    "id": "104",
-}
-BEFORE_IMAGE = {**AFTER_IMAGE, "c13": "asfiajhfiaf939-0239", "id": "103"}
-MYSQL_TYPES = {
-    "c11": "binary",
-    "c10": "varchar",
-    "c13": "text",
-    "c12": "varbinary",
-    "c14": "blob",
-    "c1": "varchar",
-    "c2": "varbinary",
-    "c3": "int",
-    "c4": "datetime",
-    "c5": "timestamp",
-    "c6": "char",
-    "c7": "float",
-    "c8": "double",
-    "c9": "decimal",
-    "id": "int",
-}
-COMMON = {
-    "source_format": "huawei_drs_json",
-    "topic": VENDOR_TOPIC,
-    "kafka_partition": 0,
-    "row_index": 0,
-    "source_db_type": "mysql",
-    "source_database": "test01",
-    "source_schema": None,
-}
-EXPECTED_VENDOR_EVENTS = [
-    {
-        **COMMON,
-        "kafka_offset": 0,
-        "source_table": "test ",  # verbatim: the vendor example's table name ends with a space
-        "op": "u",
-        "before": BEFORE_IMAGE,
-        "after": AFTER_IMAGE,
-        "column_types": MYSQL_TYPES,
-        "primary_key": ["id"],
-        "event_ts": datetime(2021, 6, 25, 9, 51, 53),
-        "source_seq": 27677,
-        "source_position": "27677",
-        "ddl_sql": None,
-    },
-    {
-        **COMMON,
-        "kafka_offset": 1,
-        "source_table": "test",
-        "op": "r",
-        "before": None,
-        "after": AFTER_IMAGE,
-        "column_types": MYSQL_TYPES,
-        "primary_key": ["id"],
-        "event_ts": datetime(2021, 6, 25, 9, 51, 53),
-        "source_seq": 27677,
-        "source_position": "mysql-bin.000065:800;2bf665dc-f8e2-11eb-bcfd-6c4b90b9d8b3:1-251167",
-        "ddl_sql": None,
-    },
-    {
-        **COMMON,
-        "kafka_offset": 2,
-        "source_table": "test",
-        "op": "ddl",
-        "before": None,
-        "after": None,
-        "column_types": None,
-        "primary_key": [],
-        "event_ts": datetime(2024, 12, 12, 10, 6, 46, 282000),
-        "source_seq": 0,
-        "source_position": "0",
-        "ddl_sql": (
-            "CREATE TABLE `test` ( `id` int(11) NOT NULL AUTO_INCREMENT, `c1` varchar(255) DEFAULT NULL, "
-            "`c2` blob, `c3` longblob, `c4` bit(2) DEFAULT NULL, `c5` binary(255) DEFAULT NULL, `c6` "
-            "varchar(255) DEFAULT NULL, PRIMARY KEY (`id`)) ENGINE InnoDB AUTO_INCREMENT DEFAULT CHARSET utf8"
-        ),
-    },
-]
-
-
-def read_table(spark, warehouse, table: str):
-    return spark.read.format("delta").load(warehouse.table_path("cdc", table))
-
-
-def event_rows(spark, warehouse, topic: str) -> list[dict]:
-    events = read_table(spark, warehouse, "cdc_events").where(f"topic = '{topic}'").orderBy("kafka_offset", "row_index")
-    return [row.asDict(recursive=True) for row in events.collect()]
-
-
-def comparable_event_rows(spark, warehouse, topic: str) -> list[dict]:
-    """A topic's events without event_id, ingested_at and cdc_batch_id (checked present), source_seq as int. The source
-    identity and event_order are left out: test_event_order.py checks them for every format. So is row_columns, which
-    each format's row_columns test checks."""
-    rows = event_rows(spark, warehouse, topic)
-    for row in rows:
-        assert len(row.pop("event_id")) == 64
-        assert row.pop("ingested_at") is not None
-        assert row.pop("cdc_batch_id") is not None
-        for column in ("source_name", "source_task", "source_time_zone", "event_order", "row_columns"):
-            row.pop(column)
-        row["source_seq"] = None if row["source_seq"] is None else int(row["source_seq"])
-    return rows
+from helpers import GARBAGE_TOPIC, assert_succeeded, comparable_event_rows, event_rows, read_table
+from vendor_expectations import DRS_VENDOR_TOPIC, EXPECTED_VENDOR_EVENTS
 
 
 def test_vendor_examples_become_these_change_events(spark, built_warehouse):
-    assert comparable_event_rows(spark, built_warehouse, VENDOR_TOPIC) == EXPECTED_VENDOR_EVENTS
+    assert comparable_event_rows(spark, built_warehouse, DRS_VENDOR_TOPIC) == EXPECTED_VENDOR_EVENTS
 
 
 def test_event_ids_are_deterministic(spark, built_warehouse):
-    (row,) = [r for r in event_rows(spark, built_warehouse, VENDOR_TOPIC) if r["kafka_offset"] == 0]
-    expected = spark.sql(f"select sha2('huawei_drs_json/{VENDOR_TOPIC}/0/0/0', 256) as id").first().id
+    (row,) = [r for r in event_rows(spark, built_warehouse, DRS_VENDOR_TOPIC) if r["kafka_offset"] == 0]
+    expected = spark.sql(f"select sha2('huawei_drs_json/{DRS_VENDOR_TOPIC}/0/0/0', 256) as id").first().id
     assert row["event_id"] == expected
 
 

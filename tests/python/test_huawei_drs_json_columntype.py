@@ -12,7 +12,7 @@ Expected rows are written out by hand.
 
 from datetime import datetime
 
-from test_huawei_drs_json import comparable_event_rows
+from helpers import comparable_event_rows
 
 VENDOR_TOPIC = "huawei_drs_json.seed_004_gaussdb"
 FORM_TOPIC = "huawei_drs_json.columntype_form"

@@ -10,15 +10,8 @@ updated row with its row in `data` (id 27678, `old` null). Expected rows are wri
 
 from datetime import datetime
 
-from test_huawei_drs_json import (
-    AFTER_IMAGE,
-    BEFORE_IMAGE,
-    EXPECTED_VENDOR_EVENTS,
-    MYSQL_TYPES,
-    comparable_event_rows,
-    event_rows,
-    read_table,
-)
+from helpers import comparable_event_rows, event_rows, read_table
+from vendor_expectations import AFTER_IMAGE, BEFORE_IMAGE, EXPECTED_VENDOR_EVENTS, MYSQL_TYPES
 
 VENDOR_TOPIC = "huawei_drs_jsonc.seed_004_mysql"
 BAD_TOPIC = "huawei_drs_jsonc.bad_messages"

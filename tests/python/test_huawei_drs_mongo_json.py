@@ -10,7 +10,7 @@ written out by hand: each image value is the field's Extended JSON v2 relaxed te
 
 from datetime import datetime
 
-from test_huawei_drs_json import comparable_event_rows, read_table
+from helpers import comparable_event_rows, read_table
 
 SEED_TOPIC = "huawei_drs_mongo_json.seed_004_dds"
 OWN_TOPIC = "huawei_drs_mongo_json.own_shell_types"

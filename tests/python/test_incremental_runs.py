@@ -7,7 +7,7 @@ session, in their own schema; each run reads the landing commits since the previ
 """
 
 import pytest
-from conftest import VENDOR_EXAMPLES, dbt_in_process, dts_envelope, dts_heartbeat_entries, dts_split
+from helpers import VENDOR_EXAMPLES, dbt_in_process, dts_envelope, dts_heartbeat_entries, dts_split
 
 # Many dbt runs on one warehouse: make test-slow, beside make test in CI.
 pytestmark = pytest.mark.slow

@@ -17,27 +17,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import (
+from helpers import (
+    CHANGE_LOG,
+    CREATED_MS,
     VENV_BIN,
+    Ingest,
     Warehouse,
     assert_succeeded,
+    drs,
+    drs_insert,
     dts_envelope,
     dts_heartbeat_entries,
     dts_insert_entries,
+    read_table,
     read_view,
 )
-from conftest import dts_split as split_envelopes
+from helpers import dts_split as split_envelopes
 from kafka_broker import Broker, RunningProcess, create_topics, kafka_broker, produce, producer_of, send_messages
-from test_huawei_drs_json import read_table
 
 pytestmark = pytest.mark.kafka
 
 SASL_USER, SASL_PASSWORD = "cdc", "s3cret-cdc-password"
 HEADERS = [("trace", b"a"), ("trace", b"b"), ("source", None)]
 FORMATS = {"cdc_enabled_formats": ["canal_json", "tencent_dts_protobuf", "huawei_drs_json"]}
-CREATED_MS = 1767225600000  # 2026-01-01 00:00:00 UTC
-# What the build at the end selects: everything but the typed tables, the type seeds and the snapshot.
-CHANGE_LOG = ("+cdc_history", "+cdc_quarantine", "+cdc_redeliveries", "cdc_current")
 # Messages per partition of the topic whose ingest is killed mid-way.
 KILLED_OFFSETS = 30
 
@@ -73,31 +75,6 @@ def canal(batch_id: int, operation: str, row: dict, old: dict | None = None) -> 
     ).encode()
 
 
-def drs(drs_id: int, operation: str, row: dict | None, old: dict | None = None) -> bytes:
-    """A Huawei DRS JSON message of one row of shop.orders (a DELETE has its row in `old` only)."""
-    return json.dumps(
-        {
-            "id": drs_id,
-            "es": CREATED_MS + drs_id,
-            "ts": CREATED_MS + drs_id + 230,
-            "database": "shop",
-            "table": "orders",
-            "type": operation,
-            "isDdl": False,
-            "sql": "",
-            "mysqlType": {"order_id": "bigint", "status": "varchar"},
-            "sqlType": {"order_id": -5, "status": 12},
-            "data": [row] if row else None,
-            "old": [old] if old else None,
-            "pkNames": ["order_id"],
-        }
-    ).encode()
-
-
-def drs_insert(drs_id: int, order_id: str) -> bytes:
-    return drs(drs_id, "INSERT", {"order_id": order_id, "status": "created"})
-
-
 class Transaction:
     """A transactional producer's transaction, as Flink's and Debezium's exactly-once writers use them: sent
     messages stay invisible to read_committed consumers until the commit, for ever when it aborts."""
@@ -124,36 +101,6 @@ class Transaction:
     def __exit__(self, *failure) -> None:
         if failure[0] is None:
             self.commit()
-
-
-class Ingest:
-    """cdc-ingest in a subprocess on the warehouse, with a configuration file of its own."""
-
-    def __init__(self, warehouse: Warehouse, broker: Broker, name: str, rules: str) -> None:
-        self.warehouse, self.name = warehouse, name
-        self.config = warehouse.root / f"{name}.yml"
-        self.config.write_text(rules)
-        self.env = {**warehouse.env, "CDC_KAFKA_BOOTSTRAP_SERVERS": broker.plaintext}
-
-    def command(self, *arguments: str) -> list[str]:
-        return [str(VENV_BIN / "cdc-ingest"), "--config", str(self.config), "--name", self.name, *arguments]
-
-    def run(self, *arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            self.command(*arguments), env=env or self.env, capture_output=True, text=True, check=False, timeout=600
-        )
-
-    def start(self, *arguments: str) -> "RunningProcess":
-        return RunningProcess(
-            subprocess.Popen(
-                self.command(*arguments),
-                env=self.env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-        )
 
 
 def landed(spark, warehouse: Warehouse, topic: str) -> list[tuple]:

@@ -10,7 +10,7 @@ next binlog file. Expected rows are written out by hand from those texts.
 
 from datetime import datetime
 
-from test_huawei_drs_json import comparable_event_rows, read_table
+from helpers import comparable_event_rows, read_table
 
 SEED_TOPIC = "kafkariver_json.seed_002_spec_examples"
 OWN_TOPIC = "kafkariver_json.own_nulls_and_next_file"

@@ -5,7 +5,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
+from helpers import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
 from pyspark.sql import Row
 
 from cdc_lakehouse.landing import land, main, read_messages

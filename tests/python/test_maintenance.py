@@ -26,8 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import dbt_in_process, dbt_show_in_process
-from test_batches import row_change
+from helpers import dbt_in_process, dbt_show_in_process, row_change
 
 from cdc_lakehouse.landing_table import LANDING_COLUMNS, ensure_landing_table
 from cdc_lakehouse.maintenance import main as maintain

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse, drs_json_insert
+from helpers import PROJECT_DIR, VENV_BIN, Warehouse, drs_json_insert
 from kafka_broker import RunningProcess, create_topics, kafka_broker, produce
 from server_process import free_port, stop
 

@@ -22,7 +22,7 @@ import time
 import urllib.request
 
 import pytest
-from conftest import VENV_BIN, Warehouse, drs_json_insert
+from helpers import VENV_BIN, Warehouse, drs_json_insert
 from kafka_broker import Broker, RunningProcess, create_topics, kafka_broker, produce
 from prometheus_client.parser import text_string_to_metric_families
 from server_process import free_port

@@ -23,12 +23,10 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded
-from kafka_broker import Broker, kafka_broker
+from helpers import PROJECT_DIR, VENV_BIN, Warehouse, assert_succeeded, drs, read_table
+from kafka_broker import Broker, create_topics, kafka_broker, produce
 from postgres_server import postgres_server
 from server_process import free_port
-from test_huawei_drs_json import read_table
-from test_kafka_ingest import create_topics, drs, produce
 
 pytestmark = pytest.mark.orchestration
 

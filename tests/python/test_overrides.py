@@ -17,7 +17,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR
+from helpers import PROJECT_DIR
 
 from dbt_cdc_udfs import WRAPS
 

@@ -1,5 +1,6 @@
 """Python by where it runs: executors receive python_udfs only, so it imports neither dbt nor the driver
-package cdc_lakehouse, and its decoders import no Spark (bytes in, plain values out)."""
+package cdc_lakehouse, and its decoders import no Spark (bytes in, plain values out). Test modules stand
+alone: what they share is in tests/python/helpers.py, vendor_expectations.py and conftest.py's fixtures."""
 
 import ast
 import sys
@@ -45,3 +46,12 @@ def test_executor_environment_has_every_package_python_udfs_imports():
     assert "pyarrow" in third_party
     for root in third_party:
         assert {distribution.lower() for distribution in providers[root]} & required, root
+
+
+def test_no_test_module_imports_another_nor_conftest():
+    tests = Path(__file__).resolve().parent
+    leaning = {
+        path.name: sorted(m for m in imported_modules(path) if m.split(".")[0].startswith("test_") or m == "conftest")
+        for path in sorted(tests.glob("*.py"))
+    }
+    assert {name: modules for name, modules in leaning.items() if modules} == {}

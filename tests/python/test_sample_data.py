@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-from conftest import PROJECT_DIR
+from helpers import PROJECT_DIR
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 

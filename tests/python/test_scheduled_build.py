@@ -16,7 +16,7 @@ import re
 from datetime import datetime
 
 import pytest
-from conftest import project_without_typed_tables
+from helpers import project_without_typed_tables
 
 pytestmark = pytest.mark.slow
 

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import PROJECT_DIR, VENV_BIN, dbt_in_process
+from helpers import PROJECT_DIR, VENV_BIN, dbt_in_process
 
 
 def dbt_ls(work: Path, *selection: str, env: dict[str, str] | None = None) -> dict[str, dict]:

@@ -4,7 +4,7 @@ import json
 
 
 def test_dts_udfs_parse_envelopes_and_decode_entries_in_spark(spark):
-    from conftest import dts_envelope, dts_heartbeat_entries
+    from helpers import dts_envelope, dts_heartbeat_entries
 
     entries = dts_heartbeat_entries(1621236170)
     frame = spark.createDataFrame([(dts_envelope(entries),), (b"\xff\xff",), (None,)], "value binary").selectExpr(
@@ -50,10 +50,10 @@ def test_mongo_shell_documents_become_their_fields_in_spark(spark):
 
 
 def test_drs_avro_writer_schema_is_read_in_spark(spark, tmp_path):
-    from test_huawei_drs_avro import SCHEMA_PATH
+    from helpers import DRS_AVRO_SCHEMA
 
     missing = tmp_path / "missing.avsc"
-    frame = spark.createDataFrame([(str(SCHEMA_PATH),), (str(missing),)], "path string")
+    frame = spark.createDataFrame([(str(DRS_AVRO_SCHEMA),), (str(missing),)], "path string")
     read, unreadable = frame.selectExpr("cdc_drs_avro_writer_schema(path) as schema").collect()
     assert json.loads(read.schema.json)["name"] == "Record"
     assert (read.schema.fields[:3], read.schema.binary_image_fields, read.schema.error) == (

@@ -3,7 +3,7 @@ strict_base64_error and first_invalid_base64. Reasons are written by hand from R
 
 import base64
 
-from conftest import dbt_show_in_process
+from helpers import dbt_show_in_process
 
 VALID = [
     base64.b64encode(data).decode() for data in (b"", b"A", b"AB", b"ABC", "测试text123".encode(), bytes(range(256)))

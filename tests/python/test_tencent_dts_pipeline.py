@@ -1,6 +1,6 @@
 """Tencent DTS through dbt: envelopes reassembled in Spark, decoded by the UDF, events and quarantine."""
 
-from test_huawei_drs_json import read_table
+from helpers import read_table
 
 
 def events_by_topic(spark, warehouse, topic: str) -> list[tuple]:

@@ -12,7 +12,7 @@ import csv
 import json
 
 import pytest
-from conftest import PROJECT_DIR, dbt_show_in_process, typed_text_sql
+from helpers import PROJECT_DIR, dbt_show_in_process, typed_text_sql
 
 SHANGHAI = "Asia/Shanghai"
 HELLO_BASE64, HELLO_HEX = "aGVsbG8=", "68656C6C6F"

@@ -10,7 +10,7 @@ cdc-build's last part, not its second). What each selection selects is what `dbt
 """
 
 import pytest
-from conftest import mark_stored_history, project_without_typed_tables
+from helpers import mark_stored_history, project_without_typed_tables
 
 from cdc_lakehouse.scheduled_build import (
     CHANGE_LOG,

@@ -25,7 +25,7 @@ from decimal import Decimal
 
 import pytest
 import yaml
-from conftest import PROJECT_DIR, mark_stored_history, project_copy, project_without_typed_tables
+from helpers import PROJECT_DIR, mark_stored_history, project_copy, project_without_typed_tables
 from history_project import SCHEMA, project_in_schema
 from pyspark.sql import functions as F
 

@@ -8,7 +8,7 @@ import re
 import sys
 
 import pytest
-from conftest import (
+from helpers import (
     PROJECT_DIR,
     Warehouse,
     assert_succeeded,

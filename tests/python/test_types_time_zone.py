@@ -6,7 +6,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import dbt_in_process, dbt_show_in_process
+from helpers import dbt_in_process, dbt_show_in_process
 
 # (value as a SQL literal, parse rule, Spark type, zone as a SQL expression or None) -> expected:
 # an instant as ISO UTC text for `timestamp`, else the value's own text.

@@ -1,7 +1,7 @@
 """vendor_writers: one writer per source format, and the rules of each vendor's shape that are easy to get
 wrong, with the expected messages written by hand from the vendor documents (../shared/formats/)."""
 
-from conftest import PROJECT_DIR
+from helpers import PROJECT_DIR
 
 from cdc_lakehouse.formats import SOURCE_FORMATS
 from vendor_writers import (
