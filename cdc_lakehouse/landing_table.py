@@ -29,7 +29,7 @@ LANDING_COLUMNS = (
 
 
 # Each dbt run reads the landing commits since the last batch through Delta's change data feed
-# (macros/cdc_batches.sql): commit order, whatever the ingested_at of the rows.
+# (macros/batch/cdc_batches.sql): commit order, whatever the ingested_at of the rows.
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 LANDING_ATTEMPTS = 5
 

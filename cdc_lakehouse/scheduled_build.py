@@ -47,7 +47,7 @@ TABLE_COLUMNS = "cdc_table_columns"
 # through: a typed view, the batch it was created in; an analyst's node, the newest batch its pipeline inputs
 # had finished or changed in when it was built.
 BUILDS = "cdc_downstream_builds"
-# The materialization of a typed history stored as a Delta table (macros/cdc_stored_history.sql).
+# The materialization of a typed history stored as a Delta table (macros/types/cdc_stored_history.sql).
 STORED_HISTORY = "cdc_stored_history"
 PASSED = ("success", "pass", "warn")
 
@@ -162,7 +162,7 @@ def write_report(path: str, report: dict) -> None:
 
 
 def read_run_log(spark, schema: str) -> RunLog:
-    """The run log as the batch macros read it (macros/cdc_batches.sql, cdc_read_run_log)."""
+    """The run log as the batch macros read it (macros/batch/cdc_batches.sql, cdc_read_run_log)."""
     if not spark.catalog.tableExists(f"{schema}.cdc_batch_models"):
         return RunLog()
     newest = spark.sql(f"select batch_id, landing_version from {schema}.cdc_batches order by batch_id desc limit 1")
@@ -188,7 +188,7 @@ def read_run_log(spark, schema: str) -> RunLog:
 def run_log_after(before: RunLog, result) -> RunLog | None:
     """The run log as the change log's dbt command left it, from what dbt reports of it: every hook of the
     command succeeded, so its run's start opened the batch after the newest of `before` and its run's end
-    recorded every incremental model of the pipeline that succeeded as finishing it (macros/cdc_batches.sql,
+    recorded every incremental model of the pipeline that succeeded as finishing it (macros/batch/cdc_batches.sql,
     cdc_open_batch and cdc_close_batch). Reading the run log again cost a run 0.3-1 s: both tables had just
     taken a commit. None where that is not known (no batch before, a hook that did not succeed): the run
     log is read then. Its landing version is not known: nothing after the change log needs it."""

@@ -14,7 +14,7 @@
         - match: {source_database: logs, source_table: page_views}
           primary_key: [view_id]
 
-The macros of macros/cdc_routes.sql read the same var; this module reads and checks it for the commands.
+The macros of macros/types/cdc_routes.sql read the same var; this module reads and checks it for the commands.
 """
 
 import re

@@ -210,7 +210,7 @@ def test_scaffold_names_and_literals_are_safe():
 
 
 def test_scaffold_keeps_the_metadata_columns_the_macros_reserve():
-    macros = (PROJECT_DIR / "macros" / "cdc_typed_tables.sql").read_text()
+    macros = (PROJECT_DIR / "macros" / "types" / "cdc_typed_tables.sql").read_text()
     reserved = macros.split("macro cdc_typed_table_metadata_columns", 1)[1].split("endmacro", 1)[0]
     assert tuple(re.findall(r"'([a-z_]+)'", reserved)) == HISTORY_METADATA_COLUMNS
 
