@@ -47,9 +47,7 @@ def timed(action) -> tuple[float, object]:
 
 
 def measure(tables: int) -> dict:
-    from cdc_lakehouse.dbt_project import DbtProject
-    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
-    from cdc_lakehouse.scheduled_build import (
+    from cdc_lakehouse.build_plan import (
         CHANGE_LOG,
         SCHEDULED,
         ChangedTable,
@@ -58,6 +56,8 @@ def measure(tables: int) -> dict:
         typed_roots,
         typed_selection_arguments,
     )
+    from cdc_lakehouse.dbt_project import DbtProject
+    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
 
     project_dir = WORK_DIR / f"project_{tables}"
     copy_project_with_typed_table(project_dir)

@@ -186,7 +186,8 @@ class Warehouse:
         """One scheduled run, as cdc-run runs it (cdc-build): one batch, then the typed views new or retyped."""
         from pyspark.sql import SparkSession
 
-        from cdc_lakehouse.scheduled_build import scheduled_build, write_report
+        from cdc_lakehouse.build_outcome import write_report
+        from cdc_lakehouse.scheduled_build import scheduled_build
 
         project = self.project()
         started = time.perf_counter()

@@ -5,9 +5,9 @@ lists, and, when asked for, its metrics: the parts' seconds and the outcome, eac
 import sys
 import time
 
+from cdc_lakehouse.build_outcome import BuildOutcome
 from cdc_lakehouse.metrics import Metrics
 from cdc_lakehouse.pipeline_state import RunRecord, batch_tables, quarantined, write_run_record
-from cdc_lakehouse.scheduled_build import BuildOutcome
 
 
 def run_seconds(outcome: BuildOutcome | None, ingest_seconds: float | None = None) -> dict[str, float]:

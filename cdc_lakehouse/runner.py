@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 
+from cdc_lakehouse.build_outcome import write_report
 from cdc_lakehouse.command_line import OneLineParser, add_metrics_arguments, add_project_dir_argument
 from cdc_lakehouse.ingest import (
     ConsumerGroupCommits,
@@ -31,7 +32,6 @@ from cdc_lakehouse.scheduled_build import (
     add_report_argument,
     parse_vars,
     scheduled_build,
-    write_report,
 )
 
 DEFAULT_EVERY_SECONDS = 60.0

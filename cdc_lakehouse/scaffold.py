@@ -64,7 +64,7 @@ METADATA_SELECT = ",\n".join(
 )
 
 
-# The tag and meta key of a typed history model (cdc_lakehouse/scheduled_build.py reads them).
+# The tag and meta key of a typed history model (cdc_lakehouse/build_plan.py reads them).
 TYPED_TABLE_TAG = "cdc_typed_table"
 SOURCE_TABLE_META = "cdc_source_table"
 ROUTE_META = "cdc_route"

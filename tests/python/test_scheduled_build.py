@@ -206,7 +206,8 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["deployment"] = deployment
 
         # What cdc-build knows of the run log after a change log, without reading it, and the run log read.
-        from cdc_lakehouse.scheduled_build import CHANGE_LOG, read_run_log, run_log_after
+        from cdc_lakehouse.build_plan import CHANGE_LOG, run_log_after
+        from cdc_lakehouse.run_state import read_run_log
 
         deployment.land(canal(6, "d", "INSERT", [{"id": "3", "v": "d3"}]))
         before = read_run_log(spark, SCHEMA)
@@ -326,7 +327,7 @@ def test_the_analysts_table_is_built_when_one_of_its_views_changed_and_only_then
 
 
 def test_a_view_created_again_makes_its_analysts_due_whatever_the_batch(runs):
-    from cdc_lakehouse.scheduled_build import downstream_plan, pipeline_nodes
+    from cdc_lakehouse.build_plan import downstream_plan, pipeline_nodes
 
     project = runs["deployment"].project
     manifest = project.manifest()

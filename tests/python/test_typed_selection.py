@@ -12,7 +12,7 @@ cdc-build's last part, not its second). What each selection selects is what `dbt
 import pytest
 from helpers import mark_stored_history, project_without_typed_tables
 
-from cdc_lakehouse.scheduled_build import (
+from cdc_lakehouse.build_plan import (
     CHANGE_LOG,
     SCHEDULED,
     ChangedTable,
