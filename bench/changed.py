@@ -94,9 +94,10 @@ def measure(
     from cdc_lakehouse.dbt_project import DbtProject
     from cdc_lakehouse.metrics import Metrics
     from cdc_lakehouse.run_outcome import record_run
-    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+    from cdc_lakehouse.scaffold import plan_files, write_files
     from cdc_lakehouse.scheduled_build import pipeline_schema, scheduled_build
     from cdc_lakehouse.session import open_session, profile_spark_settings
+    from cdc_lakehouse.typed_model_names import SourceTable, model_base_name
     from cdc_lakehouse.typed_table_config import parse_config
 
     os.environ["CDC_DRS_AVRO_SCHEMA"] = str(DRS_AVRO_SCHEMA)

@@ -49,7 +49,8 @@ def type_every_table(spark) -> int:
     """The typed views of every table the producers write, in both formats, and one change of each landed (on
     topics of their own) so that the first build knows their columns; the number of typed tables."""
     from cdc_lakehouse.landing import land
-    from cdc_lakehouse.scaffold import SourceTable, model_bases, plan_files, scaffolded_tables, write_files
+    from cdc_lakehouse.scaffold import plan_files, scaffolded_tables, write_files
+    from cdc_lakehouse.typed_model_names import SourceTable, model_bases
 
     tables = [
         SourceTable(database="bench", table=table_name(number), source_format=source_format)

@@ -57,7 +57,8 @@ def measure(tables: int) -> dict:
         typed_selection_arguments,
     )
     from cdc_lakehouse.dbt_project import DbtProject
-    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+    from cdc_lakehouse.scaffold import plan_files, write_files
+    from cdc_lakehouse.typed_model_names import SourceTable, model_base_name
 
     project_dir = WORK_DIR / f"project_{tables}"
     copy_project_with_typed_table(project_dir)

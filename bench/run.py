@@ -219,7 +219,8 @@ def record_results(section: str, figures: dict) -> None:
 
 def copy_project_with_typed_table(destination: Path = BENCH_PROJECT_DIR) -> str:
     """The project copied to `destination`, with cdc-scaffold's models of TYPED_TABLE; their base name."""
-    from cdc_lakehouse.scaffold import SourceTable, model_base_name, plan_files, write_files
+    from cdc_lakehouse.scaffold import plan_files, write_files
+    from cdc_lakehouse.typed_model_names import SourceTable, model_base_name
 
     for item in ("dbt_project.yml", "selectors.yml", "models", "macros", "seeds", "snapshots", "tests"):
         source = PROJECT_DIR / item

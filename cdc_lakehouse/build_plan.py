@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
 from cdc_lakehouse.dbt_project import PIPELINE_TAG
-from cdc_lakehouse.scaffold import ROUTE_META, SOURCE_TABLE_META, TYPED_TABLE_TAG
+from cdc_lakehouse.typed_model_names import ROUTE_META, SOURCE_TABLE_META, TYPED_TABLE_TAG
 from cdc_lakehouse.typed_table_config import Route, TypedTableConfig
 
 SCHEDULED = "scheduled"

@@ -5,7 +5,7 @@
 #}
 
 {#
-    The base name cdc-scaffold gives a table's models (cdc_lakehouse/scaffold.py, model_base_name): each part
+    The base name cdc-scaffold gives a table's models (cdc_lakehouse/typed_model_names.py, model_base_name): each part
     lower-case [a-z0-9_] (40 characters at most), no_database for a null database, `__<format>` when
     `multi_stream` (SQL) says the table comes from more than one format, the settings' prefix and suffix. A
     name with characters outside ASCII gets a hash of it (cdc-scaffold transliterates it too: it keeps this

@@ -7,19 +7,9 @@ import re
 import jinja2
 import yaml
 
-from cdc_lakehouse.scaffold import (
-    SourceColumn,
-    SourceTable,
-    model_bases,
-    name_part,
-    plan_files,
-    refreshed_yaml,
-    scaffold_files,
-    scaffolded_tables,
-    schema_yaml,
-    table_arguments,
-    write_files,
-)
+from cdc_lakehouse.scaffold import plan_files, scaffolded_tables, write_files
+from cdc_lakehouse.typed_model_files import refreshed_yaml, scaffold_files, schema_yaml
+from cdc_lakehouse.typed_model_names import SourceColumn, SourceTable, model_bases, name_part, table_arguments
 
 
 def test_names_in_any_script_become_readable_ascii_model_names_that_never_collide():

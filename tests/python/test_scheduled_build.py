@@ -77,7 +77,8 @@ class Deployment:
 
     def __init__(self, spark, tmp_path_factory) -> None:
         from cdc_lakehouse.dbt_project import DbtProject
-        from cdc_lakehouse.scaffold import SourceTable, scaffold_files
+        from cdc_lakehouse.typed_model_files import scaffold_files
+        from cdc_lakehouse.typed_model_names import SourceTable
 
         self.spark = spark
         self.root = project_without_typed_tables(tmp_path_factory.mktemp("scheduled_project") / "project")

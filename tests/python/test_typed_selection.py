@@ -30,7 +30,8 @@ ANALYSTS_VIEW = "{{ config(materialized='view') }}\nselect id from {{ ref('shop_
 @pytest.fixture(scope="module")
 def project(tmp_path_factory):
     from cdc_lakehouse.dbt_project import DbtProject
-    from cdc_lakehouse.scaffold import SourceTable, scaffold_files
+    from cdc_lakehouse.typed_model_files import scaffold_files
+    from cdc_lakehouse.typed_model_names import SourceTable
 
     root = project_without_typed_tables(tmp_path_factory.mktemp("typed_selection") / "project")
     tables = root / "models" / "tables"

@@ -4,7 +4,9 @@ they select and route, the names and files cdc-scaffold gives routes. No Spark."
 import pytest
 
 from cdc_lakehouse.build_plan import ChangedTable, matches
-from cdc_lakehouse.scaffold import ROUTE_META, TYPED_TABLE_TAG, SourceTable, chosen_tables, model_bases, route_files
+from cdc_lakehouse.scaffold import chosen_tables
+from cdc_lakehouse.typed_model_files import route_files
+from cdc_lakehouse.typed_model_names import ROUTE_META, TYPED_TABLE_TAG, SourceTable, model_bases
 from cdc_lakehouse.typed_table_config import Match, TypedTableConfigError, parse_config
 
 SHARDS = {

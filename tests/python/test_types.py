@@ -17,15 +17,9 @@ from helpers import (
     typed_text_sql,
 )
 
-from cdc_lakehouse.scaffold import (
-    HISTORY_METADATA_COLUMNS,
-    SourceTable,
-    jinja_string,
-    main,
-    model_bases,
-    parse_table,
-    scaffold_files,
-)
+from cdc_lakehouse.scaffold import main
+from cdc_lakehouse.typed_model_files import HISTORY_METADATA_COLUMNS, scaffold_files
+from cdc_lakehouse.typed_model_names import SourceTable, jinja_string, model_bases, parse_table
 
 # (value as a SQL literal, parse rule, Spark type) -> "typeof|text" (binary as upper-case hex).
 RULE_CASES = [
