@@ -3,7 +3,8 @@ cdc_lakehouse.formats, turning `Change`s into that vendor's messages (dicts of i
 
 The sample data (sample_data/), the benchmark generator (bench/generate.py) and the tests write their
 messages with these; each decides the stream (ids, batches, partitions, disturbances), the writer only the
-message's shape. Nothing here runs on executors or reads a message.
+message's shape. Nothing here runs on executors or reads a message, and the installed package leaves it
+out (pyproject.toml): it is the project's test and benchmark support.
 """
 
 import re
