@@ -17,7 +17,7 @@ export DBT_PROFILES_DIR := $(CURDIR)/profiles
 export CDC_JARS_DIR ?= $(CURDIR)/jars/lib
 export PYSPARK_PYTHON := $(CURDIR)/$(BIN)/python
 
-.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-monitoring prometheus test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-route bench-dts-history bench-reads clean
+.PHONY: help setup test-setup orchestrators jars kafka-broker hdfs executor-env sample-data land seeds build audit maintain run test test-unit test-python lint test-slow test-kafka test-orchestration test-cluster test-deploy test-monitoring prometheus test-history-property proto docs bench bench-cluster bench-decode bench-soak bench-changed bench-latency bench-many-tables bench-route bench-dts-history bench-reads bench-readme clean
 
 help:
 	@echo "make run          set up, land sample_data/, dbt build, print a summary per format"
@@ -45,6 +45,7 @@ help:
 	@echo "make bench-many-tables parse, selectors, cdc-build's choice and whole runs with 2 and with 400 typed tables (about an hour)"
 	@echo "make bench-route   a run after one shard of a 1,024-shard route changed, beside one after one table of one changed"
 	@echo "make bench-reads   an analyst's queries of a typed table beside a Delta table of its rows (READS_SIZE=quick: smaller)"
+	@echo "make bench-readme  the tables of figures in bench/README.md, from bench/results/"
 	@echo "make bench-dts-history a run of DTS regrouping after 80,000 and 2,400,000 landed Envelopes (about 12 minutes)"
 
 $(BIN)/dbt: pyproject.toml
@@ -211,6 +212,10 @@ bench-decode: setup
 
 bench-changed: setup
 	$(BIN)/python bench/changed.py
+
+# The tables of bench/README.md from bench/results/ (every benchmark writes them when it records).
+bench-readme: setup
+	$(BIN)/python bench/readme_tables.py
 
 # READS_SIZE=quick: 100,000 keys in place of 1,000,000 (a few minutes).
 bench-reads: setup

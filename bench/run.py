@@ -27,6 +27,7 @@ import sys
 import time
 from pathlib import Path
 
+from bench.readme_tables import write_readme
 from cdc_lakehouse import PROJECT_DIR
 
 WORK_DIR = PROJECT_DIR / "bench" / "work"
@@ -209,12 +210,14 @@ def fresh_warehouse() -> str:
 
 
 def record_results(section: str, figures: dict) -> None:
-    """Figures of one benchmark as their section of bench/results/latest.json, the other sections kept."""
+    """Figures of one benchmark as their section of bench/results/latest.json, the other sections kept; the
+    tables of bench/README.md written again."""
     path = RESULTS_DIR / "latest.json"
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     results = json.loads(path.read_text()) if path.exists() else {}
     results[section] = figures
     path.write_text(json.dumps(results, indent=2) + "\n")
+    write_readme()
 
 
 def copy_project_with_typed_table(destination: Path = BENCH_PROJECT_DIR) -> str:
@@ -344,6 +347,7 @@ def measure_decode(spark, events: int, seed: int, cores: int, results_name: str)
     results |= {"events": events, "messages": sum(counts.values()), "cores": cores, "decode": decode}
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(results, indent=2) + "\n")
+    write_readme()
     if "build" in results:
         chart(results, RESULTS_DIR / f"{results_name}.png")
     print(json.dumps(decode, indent=2))
@@ -438,6 +442,7 @@ def main(results_name: str = "latest", decode_only: bool = False) -> int:
     }
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     (RESULTS_DIR / f"{results_name}.json").write_text(json.dumps(results, indent=2) + "\n")
+    write_readme()
     chart(results, RESULTS_DIR / f"{results_name}.png")
     print(json.dumps(results, indent=2))
     return 0
