@@ -1,5 +1,5 @@
 # The test suites' JVM and Spark settings, included by the Makefile. Each pays a tenth or more of a suite's
-# CPU (measured in docs/decisions.md, "CI: the data path's suites in two lanes"); none changes what a query
+# CPU (docs/decisions.md, "CI: the data path's suites in two lanes"); none changes what a query
 # returns. The profile passes CDC_JAVA_OPTIONS to the driver's and the executors' JVMs.
 #
 # - C1 alone: the dbt and cdc-* JVMs a suite starts live minutes at most; C2's compiler threads took 73 s

@@ -9,7 +9,7 @@ all tables, in one process (as cdc-run): the project's parse, then these runs, e
 - `one_table`: three runs, each after CHANGED_SMALL (default 100) events of one table, t05, in every format
   (one typed table of the 20 changed): the median, runner warm, as the targets are: after WARMUP_RUNS runs
   of the same kind, not timed but recorded (`warmup_runs_s`), while the JVM still compiles the run's code
-  (docs/decisions.md, "Small-batch figures are a warm runner's"); its breakdown is that run's;
+  (docs/decisions.md, "A small batch's time is Spark's work per statement"); its breakdown is that run's;
 - `all_tables`: a run after one event of every format in each of the 20 tables: every typed table changed,
   by a row or two (a replicated database changing at once); `all_tables_over_one_table` is its cost beside
   `one_table`'s;

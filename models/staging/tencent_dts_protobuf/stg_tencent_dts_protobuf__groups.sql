@@ -17,7 +17,7 @@
     falls into was settled (in an offset gap of that group, too) is quarantined on its own. The stored
     groups and the envelopes are read through broadcast joins on the batch's partitions, for a largest
     settled offset per partition; the windows and the grouping run on the regrouped range only
-    (docs/decisions.md, "DTS regrouping follows the batch").
+    (docs/decisions.md, "DTS: reassembly follows the batch, decoding apart").
 #}
 
 {%- set batch = cdc_batch() %}
