@@ -5,13 +5,14 @@ of several formats), test_aliyun_update_pairing.py (StreamX update halves on str
 test_typed_tables.py (typed models built on it).
 """
 
+import json
 import os
+import tempfile
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 from helpers import PROJECT_DIR, dbt_in_process
-
-from cdc_lakehouse.formats import format_traits
 
 SCHEMA = "history_test"
 
@@ -28,11 +29,27 @@ COMMON_PATH_TABLES = (
 )
 
 
+@cache
+def registry_traits() -> dict[str, dict]:
+    """Each registered format's staging, events and waits_for, as the macro cdc_format_trait gives them: dbt
+    compiles the macro (no Spark), so the tests hold no second copy of the registry's defaults."""
+    from dbt.cli.main import dbtRunner
+
+    traits = "{'staging': cdc_format_trait(f, 'staging'), 'events': cdc_format_trait(f, 'events'),"
+    traits += " 'waits_for': cdc_format_trait(f, 'waits_for')}"
+    sql = f"{{% set t = {{}} %}}{{% for f in var('cdc_formats') %}}{{% do t.update({{f: {traits}}}) %}}{{% endfor %}}"
+    with tempfile.TemporaryDirectory() as work:
+        paths = ["--project-dir", str(PROJECT_DIR), "--target-path", f"{work}/target", "--log-path", f"{work}/logs"]
+        result = dbtRunner().invoke(["compile", "--inline", sql + "{{ tojson(t) }}", *paths, "--quiet"])
+    assert result.success, f"dbt compile of the registry's traits failed: {result.exception}"
+    return json.loads(result.result.results[0].node.compiled_code)
+
+
 def format_path_tables(source_format: str) -> tuple[str, ...]:
     """The stored models of a format between the landing table and cdc_events, named by the registry's
     rules (dbt_project.yml, cdc_formats): its staging model, or the envelopes, groups and entries of a format whose
     messages wait for their group; then the update pairs of one whose halves wait for their partner."""
-    traits = format_traits(source_format)
+    traits = registry_traits()[source_format]
     staging, waits_for = traits["staging"], traits.get("waits_for")
     if waits_for == "envelope_group":
         tables = (f"stg_{staging}__envelopes", f"stg_{staging}__groups", f"stg_{staging}__entries")
