@@ -6,6 +6,21 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The line the run's end logs of the batch it recorded (macros/batch/cdc_batches.sql, cdc_close_batch).
+CLOSED_BATCH_LINE = "cdc_close_batch: "
+
+
+class ClosedBatches:
+    """A dbt callback (dbtRunner's): the batches a command's run end recorded, each {batch_id, finished: the
+    models that finished it}, from the line cdc_close_batch logs."""
+
+    def __init__(self) -> None:
+        self.batches: list[dict] = []
+
+    def __call__(self, event) -> None:
+        if event.info.name == "JinjaLogDebug" and event.data.msg.startswith(CLOSED_BATCH_LINE):
+            self.batches.append(json.loads(event.data.msg.removeprefix(CLOSED_BATCH_LINE)))
+
 
 @dataclass
 class BuildOutcome:

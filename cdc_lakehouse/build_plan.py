@@ -41,27 +41,18 @@ class ChangedTable:
     versions: int | None = None
 
 
-def run_log_after(before: RunLog, result) -> RunLog | None:
-    """The run log as the change log's dbt command left it, from what dbt reports of it: every hook of the
-    command succeeded, so its run's start opened the batch after the newest of `before` and its run's end
-    recorded every incremental model of the pipeline that succeeded as finishing it (macros/batch/cdc_batches.sql,
-    cdc_open_batch and cdc_close_batch). Reading the run log again cost a run 0.3-1 s: both tables had just
-    taken a commit. None where that is not known (no batch before, a hook that did not succeed): the run
+def run_log_after(before: RunLog, result, closed: list[dict]) -> RunLog | None:
+    """The run log as the change log's dbt command left it, without reading it again (both its tables just took
+    a commit): `before` and what the command's run end logged it recorded (`closed`, build_outcome.ClosedBatches:
+    the batch and the models that finished it; the rule is cdc_close_batch's alone), when every hook of the
+    command succeeded. None where that is not known (no batch closed, a hook that did not succeed): the run
     log is read then. Its landing version is not known: nothing after the change log needs it."""
     results = getattr(result.result, "results", None) or []
     hooks = [r for r in results if r.node.resource_type == "operation"]
-    if before.batch_id is None or not hooks or any(str(r.status) != "success" for r in hooks):
+    if len(closed) != 1 or not hooks or any(str(r.status) != "success" for r in hooks):
         return None
-    batch_id = before.batch_id + 1
-    succeeded = {
-        r.node.name
-        for r in results
-        if r.node.resource_type == "model"
-        and r.node.config.materialized == "incremental"
-        and PIPELINE_TAG in r.node.tags
-        and str(r.status) == "success"
-    }
-    return RunLog(batch_id=batch_id, finished=before.finished | dict.fromkeys(succeeded, batch_id))
+    ((batch_id, finished),) = [(batch["batch_id"], batch["finished"]) for batch in closed]
+    return RunLog(batch_id=batch_id, finished=before.finished | dict.fromkeys(finished, batch_id))
 
 
 def matches(source_table: dict | Route, touched: ChangedTable) -> bool:

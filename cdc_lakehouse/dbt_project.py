@@ -75,7 +75,7 @@ class DbtProject:
 
         return profile_spark_settings(self.target, str(self.profiles_dir))
 
-    def invoke(self, *arguments: str, dbt_vars: dict | None = None):
+    def invoke(self, *arguments: str, dbt_vars: dict | None = None, callbacks: Iterable = ()):
         """One dbt command on the parsed project: dbt's result (success, result, exception). A command that runs
         nodes writes run_results.json, as dbt does, but not manifest.json, which the parse wrote: dbt would
         write every node of the project again, whatever the command ran (docs/decisions.md, "A run's commands
@@ -83,7 +83,7 @@ class DbtProject:
         from dbt.cli.main import dbtRunner
 
         runs_nodes = arguments[0] in RESULTS_COMMANDS
-        result = dbtRunner(manifest=uncompiled_copy(self.manifest()), callbacks=self.callbacks).invoke(
+        result = dbtRunner(manifest=uncompiled_copy(self.manifest()), callbacks=[*self.callbacks, *callbacks]).invoke(
             [*arguments, *(["--no-write-json"] if runs_nodes else []), *self._common_arguments(dbt_vars)]
         )
         if runs_nodes and hasattr(result.result, "write"):

@@ -14,26 +14,21 @@ BUILDS = "cdc_downstream_builds"
 
 
 def read_run_log(spark, schema: str) -> RunLog:
-    """The run log as the batch macros read it (macros/batch/cdc_batches.sql, cdc_read_run_log)."""
-    if not spark.catalog.tableExists(f"{schema}.cdc_batch_models"):
+    """The run log as the batch macros read it: the newest batch, and what each model finished last, from the
+    run log's view that states the rule (macros/batch/cdc_batches.sql, cdc_finished_batches). A run log
+    without the view (none yet, or one from before it) reads as none: the change log runs, and its start adds
+    the view."""
+    if not spark.catalog.tableExists(f"{schema}.cdc_finished_batches"):
         return RunLog()
     newest = spark.sql(f"select batch_id, landing_version from {schema}.cdc_batches order by batch_id desc limit 1")
     rows = newest.collect()
     if not rows:
         return RunLog()
-    finished = spark.sql(
-        "select model_name, max(if(finished_at is not null, batch_id, null)) as batch_id,"
-        " max(if(finished_at is null, batch_id, null)) as rebuilt_in_batch_id"
-        f" from {schema}.cdc_batch_models group by model_name"
-    ).collect()
+    finished = spark.sql(f"select model_name, batch_id from {schema}.cdc_finished_batches").collect()
     return RunLog(
         batch_id=rows[0].batch_id,
         landing_version=rows[0].landing_version,
-        finished={
-            row.model_name: row.batch_id
-            for row in finished
-            if row.batch_id is not None and (row.rebuilt_in_batch_id is None or row.batch_id >= row.rebuilt_in_batch_id)
-        },
+        finished={row.model_name: row.batch_id for row in finished},
     )
 
 

@@ -24,10 +24,18 @@ the data.
 import argparse
 import sys
 import time
+from collections.abc import Iterable
 
 import yaml
 
-from cdc_lakehouse.build_outcome import BuildOutcome, failures, failures_with_messages, node_results, write_report
+from cdc_lakehouse.build_outcome import (
+    BuildOutcome,
+    ClosedBatches,
+    failures,
+    failures_with_messages,
+    node_results,
+    write_report,
+)
 from cdc_lakehouse.build_plan import (
     CHANGE_LOG,
     PASSED,
@@ -83,10 +91,10 @@ def pipeline_schema(manifest) -> str:
     return manifest.nodes[f"model.{manifest.metadata.project_name}.{BATCH_TABLES}"].schema
 
 
-def invoke_held(project: DbtProject, schema: str, *args: str):
+def invoke_held(project: DbtProject, schema: str, *args: str, callbacks: Iterable = ()):
     """A dbt command of the run, then LeaseLost if the run's lease passed to another run meanwhile (its
     statements were refused)."""
-    result = project.invoke(*args)
+    result = project.invoke(*args, callbacks=callbacks)
     ensure_held(schema)
     return result
 
@@ -102,7 +110,8 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
     run_log = read_run_log(spark, schema)
     if not change_log_is_current(manifest, change_log, run_log, landing_version(spark, f"{landing.schema}.cdc_raw")):
         started = time.monotonic()
-        result = invoke_held(project, schema, "build", "--selector", CHANGE_LOG)
+        closed = ClosedBatches()
+        result = invoke_held(project, schema, "build", "--selector", CHANGE_LOG, callbacks=[closed])
         outcome.change_log_seconds = time.monotonic() - started
         outcome.change_log_done_at = time.time()
         outcome.change_log_nodes = len(result.result.results) if hasattr(result.result, "results") else 0
@@ -110,7 +119,7 @@ def _scheduled_build(project: DbtProject, spark, manifest, schema: str) -> Build
         outcome.results += node_results(result)
         outcome.change_log_current = result.success
         before = run_log.batch_id
-        run_log = run_log_after(run_log, result) or read_run_log(spark, schema)
+        run_log = run_log_after(run_log, result, closed.batches) or read_run_log(spark, schema)
         outcome.opened_batch = run_log.batch_id is not None and (before is None or run_log.batch_id > before)
     else:
         outcome.change_log_current = True

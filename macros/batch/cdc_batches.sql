@@ -12,7 +12,9 @@
     - cdc_batches: batch_id, landing_version (the landing table's version the batch reads up to), opened_at;
     - cdc_batch_models: model_name, batch_id, finished_at (a model finished a batch: it holds every row of
       it; finished_at null: the model started building its table from scratch in that batch, see
-      cdc_forget_unfinished_batches).
+      cdc_forget_unfinished_batches);
+    and the view cdc_finished_batches: what each model finished last (cdc_finished_batches), which cdc-build
+    reads too (docs/decisions.md, "The batch's rules are dbt's; cdc-build reads them").
 #}
 
 
@@ -37,7 +39,8 @@
         {{- return('') -}}
     {%- endif -%}
     {%- set log = cdc_run_log() -%}
-    {%- if adapter.get_relation(database=none, schema=log, identifier='cdc_batch_models') is none -%}
+    {%- if adapter.get_relation(database=none, schema=log, identifier='cdc_batch_models') is none
+        or adapter.get_relation(database=none, schema=log, identifier='cdc_finished_batches') is none -%}
         {%- do cdc_create_run_log() -%}
     {%- endif -%}
     {#- dbt's relation cache does not know tables created above: the log is read without looking. -#}
@@ -98,7 +101,7 @@
 {% endmacro %}
 
 
-{# The run log's two tables, where they are not. #}
+{# The run log's two tables and its view of what each model finished, where they are not. #}
 {% macro cdc_create_run_log() %}
     {%- set log = cdc_run_log() -%}
     {%- do run_query('create schema if not exists ' ~ log) -%}
@@ -110,6 +113,25 @@
         'create table if not exists ' ~ log ~ '.cdc_batch_models '
         ~ '(model_name string, batch_id bigint, finished_at timestamp) using delta'
     ) -%}
+    {%- do run_query('create view if not exists ' ~ log ~ '.cdc_finished_batches as ' ~ cdc_finished_batches(log)) -%}
+{% endmacro %}
+
+
+{#
+    What each model finished last, with that batch's landing version: the one statement of the rule, a view of
+    the run log that the batch macros (cdc_read_run_log) and cdc-build (cdc_lakehouse/run_state.py) read. A
+    model rebuilt from scratch in a batch it has not finished (its mark is newer than its last finished batch:
+    a full refresh that crashed) has finished nothing of its present table.
+#}
+{% macro cdc_finished_batches(log) %}
+    {{- return(
+        'select finished.model_name, finished.batch_id, batches.landing_version from ('
+        ~ ' select model_name, max(if(finished_at is not null, batch_id, null)) as batch_id,'
+        ~ ' max(if(finished_at is null, batch_id, null)) as rebuilt_in_batch_id'
+        ~ ' from ' ~ log ~ '.cdc_batch_models group by model_name'
+        ~ ') as finished inner join ' ~ log ~ '.cdc_batches as batches on finished.batch_id = batches.batch_id'
+        ~ ' where finished.rebuilt_in_batch_id is null or finished.batch_id >= finished.rebuilt_in_batch_id'
+    ) -}}
 {% endmacro %}
 
 
@@ -166,7 +188,11 @@
 {% endmacro %}
 
 
-{# on-run-end: the pipeline's models that succeeded finished this batch. #}
+{#
+    on-run-end: the pipeline's models that succeeded finished this batch. What it recorded is logged as one line
+    (`cdc_close_batch: ` and JSON: batch_id, finished), which cdc-build reads from dbt's events
+    (cdc_lakehouse/build_plan.py, run_log_after) rather than reading the run log again.
+#}
 {% macro cdc_close_batch(results) %}
     {%- if not execute or flags.WHICH not in ('run', 'build') or not cdc_selects_incremental_models() -%}
         {{- return('') -}}
@@ -178,11 +204,16 @@
         and result.node.config.materialized == 'incremental'
         and cdc_pipeline_node(result.node)
         and result.status == 'success' -%}
-        {%- do finished.append("('" ~ result.node.name ~ "', " ~ batch_id ~ ', current_timestamp())') -%}
+        {%- do finished.append(result.node.name) -%}
     {%- endfor -%}
     {%- if finished -%}
-        {%- do run_query('insert into ' ~ cdc_run_log() ~ '.cdc_batch_models values ' ~ finished | join(', ')) -%}
+        {%- set rows = [] -%}
+        {%- for name in finished -%}
+            {%- do rows.append('(' ~ cdc_sql_string(name) ~ ', ' ~ batch_id ~ ', current_timestamp())') -%}
+        {%- endfor -%}
+        {%- do run_query('insert into ' ~ cdc_run_log() ~ '.cdc_batch_models values ' ~ rows | join(', ')) -%}
     {%- endif -%}
+    {%- do log('cdc_close_batch: ' ~ tojson({'batch_id': batch_id, 'finished': finished})) -%}
     {%- do run_query('reset ' ~ cdc_batch_state_key()) -%}
     {%- for key in cdc_interpreted_settings() -%}
         {%- do run_query('reset ' ~ key) -%}
@@ -200,6 +231,9 @@
     {%- set log = cdc_run_log() -%}
     {%- if not exists and adapter.get_relation(database=none, schema=log, identifier='cdc_batches') is none -%}
         {{- return(state) -}}
+    {%- elif not exists and adapter.get_relation(database=none, schema=log, identifier='cdc_finished_batches') is none -%}
+        {#- A run log from before the view: it is added, as the next run's start would. -#}
+        {%- do cdc_create_run_log() -%}
     {%- endif -%}
     {%- set newest = run_query(
         'select batch_id, landing_version from ' ~ log ~ '.cdc_batches order by batch_id desc limit 2'
@@ -210,18 +244,7 @@
     {%- if newest | length > 1 -%}
         {%- do state.update({'previous_landing_version': newest[1][1]}) -%}
     {%- endif -%}
-    {#-
-        A model rebuilt from scratch in a batch it has not finished (its mark is newer than its last finished
-        batch: a full refresh that crashed) has finished nothing of its present table.
-    -#}
-    {%- set finished = run_query(
-        'select finished.model_name, finished.batch_id, batches.landing_version from ('
-        ~ ' select model_name, max(if(finished_at is not null, batch_id, null)) as batch_id,'
-        ~ ' max(if(finished_at is null, batch_id, null)) as rebuilt_in_batch_id'
-        ~ ' from ' ~ log ~ '.cdc_batch_models group by model_name'
-        ~ ') as finished inner join ' ~ log ~ '.cdc_batches as batches on finished.batch_id = batches.batch_id'
-        ~ ' where finished.rebuilt_in_batch_id is null or finished.batch_id >= finished.rebuilt_in_batch_id'
-    ) -%}
+    {%- set finished = run_query('select model_name, batch_id, landing_version from ' ~ log ~ '.cdc_finished_batches') -%}
     {%- for row in finished.rows -%}
         {%- do state.models.update({row[0]: {'batch_id': row[1], 'landing_version': row[2]}}) -%}
     {%- endfor -%}

@@ -207,12 +207,15 @@ def runs(spark, tmp_path_factory) -> dict:
         seen["deployment"] = deployment
 
         # What cdc-build knows of the run log after a change log, without reading it, and the run log read.
+        from cdc_lakehouse.build_outcome import ClosedBatches
         from cdc_lakehouse.build_plan import CHANGE_LOG, run_log_after
         from cdc_lakehouse.run_state import read_run_log
 
         deployment.land(canal(6, "d", "INSERT", [{"id": "3", "v": "d3"}]))
         before = read_run_log(spark, SCHEMA)
-        seen["run_log_known"] = run_log_after(before, deployment.project.invoke("build", "--selector", CHANGE_LOG))
+        closed = ClosedBatches()
+        change_log = deployment.project.invoke("build", "--selector", CHANGE_LOG, callbacks=[closed])
+        seen["run_log_known"] = run_log_after(before, change_log, closed.batches)
         seen["run_log_read"] = read_run_log(spark, SCHEMA)
 
         # 6: shop.a's history as an earlier scaffold wrote it for a typed table merged per batch.
